@@ -1,0 +1,297 @@
+package toolchain
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+
+	thirdparty "github.com/gauntlet-k8s/gauntlet/third_party"
+	"golang.org/x/mod/modfile"
+)
+
+// Pins is the parsed third_party/pins.json: every version gauntlet runs with.
+type Pins struct {
+	Schema        int        `json:"schema"`
+	Go            string     `json:"go"`
+	Tools         []ToolPin  `json:"tools"`
+	Providers     []Provider `json:"providers"`
+	ProviderHosts []string   `json:"provider_hosts"`
+	Kind          KindPins   `json:"kind"`
+
+	// files holds the tool modules' go.mod/go.sum, keyed "<dir>/tool.mod".
+	files fs.FS
+}
+
+// ToolPin pins one binary and says how to obtain it.
+type ToolPin struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Role is "oracle" or "subject" for the two CLIs, empty otherwise.
+	Role string `json:"role,omitempty"`
+	// HCInstall lets hashicorp/hc-install look for the binary (PATH first,
+	// then HashiCorp's releases when online) before building it.
+	HCInstall bool `json:"hc_install,omitempty"`
+	// Exactly one of Wrapper and Source says how to build the binary.
+	Wrapper *WrapperBuild `json:"wrapper,omitempty"`
+	Source  *SourceBuild  `json:"source,omitempty"`
+	LDFlags string        `json:"ldflags"`
+	// VersionArgs run the binary; VersionWant must appear in its output.
+	// Providers have none: they are checked by build info and hash.
+	VersionArgs []string `json:"version_args,omitempty"`
+	VersionWant string   `json:"version_want,omitempty"`
+	// SHA256, when set, is the exact binary: the build is reproducible.
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// WrapperBuild builds Package inside the tool module third_party/tools/<Dir>.
+type WrapperBuild struct {
+	Dir string `json:"dir"`
+	// Module is the module the tool comes from; tool.mod requires it at
+	// the pinned version, and the binary's build info must say so.
+	Module  string `json:"module"`
+	Package string `json:"package"`
+	// Main names a main package gauntlet writes itself ("etcd"), for
+	// modules that publish no buildable main.
+	Main string `json:"main,omitempty"`
+	// Assets are files copied from AssetsModule (as the tool module
+	// resolves it) next to the binary, e.g. kwok's stage configs.
+	AssetsModule string   `json:"assets_module,omitempty"`
+	Assets       []string `json:"assets,omitempty"`
+}
+
+// SourceBuild builds a module downloaded whole as the main module, so its
+// own replace and godebug lines apply (go install refuses such modules).
+type SourceBuild struct {
+	Module  string `json:"module"`
+	Version string `json:"version"`
+	Package string `json:"package"`
+	// Go is the toolchain the module's own release uses.
+	Go string `json:"go"`
+	// Nested maps a directory inside the module to the pseudo-version of
+	// the nested module that lives there; module zips leave them out.
+	Nested map[string]string `json:"nested,omitempty"`
+}
+
+// Provider is a Terraform provider laid out in the filesystem mirror.
+type Provider struct {
+	Namespace string `json:"namespace"`
+	Type      string `json:"type"`
+	Version   string `json:"version"`
+	Tool      string `json:"tool"`
+}
+
+// KindPins pins kind and its node images by digest.
+type KindPins struct {
+	Version    string      `json:"version"`
+	NodeImages []NodeImage `json:"node_images"`
+}
+
+// NodeImage is one kind node image, always "name:tag@sha256:digest".
+type NodeImage struct {
+	Kubernetes string `json:"kubernetes"`
+	Image      string `json:"image"`
+}
+
+// DefaultPins returns the pins embedded from third_party/pins.json.
+func DefaultPins() (*Pins, error) {
+	b, err := fs.ReadFile(thirdparty.Files, "pins.json")
+	if err != nil {
+		return nil, fmt.Errorf("read embedded pins: %w", err)
+	}
+	sub, err := fs.Sub(thirdparty.Files, "tools")
+	if err != nil {
+		return nil, fmt.Errorf("embedded tool modules: %w", err)
+	}
+	return ParsePins(b, sub)
+}
+
+// ParsePins parses and validates a pins file. tools holds the tool modules
+// (<dir>/tool.mod and <dir>/tool.sum) the wrapper builds refer to.
+func ParsePins(b []byte, tools fs.FS) (*Pins, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p Pins
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("pins: %w (the format is documented in third_party/README.md)", err)
+	}
+	p.files = tools
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("pins: %w (the format is documented in third_party/README.md)", err)
+	}
+	return &p, nil
+}
+
+var (
+	goVersionRE = regexp.MustCompile(`^go1\.\d+\.\d+$`)
+	digestRE    = regexp.MustCompile(`^[^@\s]+:[^@\s]+@sha256:[0-9a-f]{64}$`)
+	sha256RE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+func (p *Pins) validate() error {
+	if p.Schema != 1 {
+		return fmt.Errorf("schema %d: this gauntlet reads schema 1", p.Schema)
+	}
+	if !goVersionRE.MatchString(p.Go) {
+		return fmt.Errorf("go %q: want a toolchain name like go1.26.8", p.Go)
+	}
+	seen := map[string]bool{}
+	for i, t := range p.Tools {
+		if t.Name == "" || t.Version == "" {
+			return fmt.Errorf("tools[%d]: name and version are required", i)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tool %s: pinned twice", t.Name)
+		}
+		seen[t.Name] = true
+		if (t.Wrapper == nil) == (t.Source == nil) {
+			return fmt.Errorf("tool %s: exactly one of wrapper and source is required", t.Name)
+		}
+		if t.SHA256 != "" && !sha256RE.MatchString(t.SHA256) {
+			return fmt.Errorf("tool %s: sha256 %q is not 64 lowercase hex digits", t.Name, t.SHA256)
+		}
+		if (len(t.VersionArgs) == 0) != (t.VersionWant == "") {
+			return fmt.Errorf("tool %s: version_args and version_want go together", t.Name)
+		}
+		if len(t.VersionArgs) == 0 && !isProvider(p, t.Name) {
+			return fmt.Errorf("tool %s: only providers may omit version_args", t.Name)
+		}
+		if w := t.Wrapper; w != nil {
+			if w.Dir == "" || w.Module == "" || w.Package == "" {
+				return fmt.Errorf("tool %s: wrapper needs dir, module and package", t.Name)
+			}
+			for _, f := range []string{"tool.mod", "tool.sum"} {
+				if _, err := fs.Stat(p.files, w.Dir+"/"+f); err != nil {
+					return fmt.Errorf("tool %s: tool module %s/%s: %w", t.Name, w.Dir, f, err)
+				}
+			}
+			if _, err := p.wrapperRequire(t); err != nil {
+				return fmt.Errorf("tool %s: %w", t.Name, err)
+			}
+			if w.Main != "" && mainSources[w.Main] == "" {
+				return fmt.Errorf("tool %s: unknown built-in main %q", t.Name, w.Main)
+			}
+		}
+		if s := t.Source; s != nil {
+			if s.Module == "" || s.Version == "" || s.Package == "" || !goVersionRE.MatchString(s.Go) {
+				return fmt.Errorf("tool %s: source needs module, version, package and a go toolchain like go1.23.3", t.Name)
+			}
+		}
+	}
+	for _, pr := range p.Providers {
+		if !seen[pr.Tool] {
+			return fmt.Errorf("provider %s/%s: tool %q is not pinned", pr.Namespace, pr.Type, pr.Tool)
+		}
+	}
+	if len(p.Providers) > 0 && len(p.ProviderHosts) == 0 {
+		return fmt.Errorf("provider_hosts: at least one registry host is needed for the mirror")
+	}
+	for _, img := range p.Kind.NodeImages {
+		if !digestRE.MatchString(img.Image) {
+			return fmt.Errorf("kind node image %q: must be pinned as name:tag@sha256:<digest>", img.Image)
+		}
+	}
+	return nil
+}
+
+func isProvider(p *Pins, tool string) bool {
+	for _, pr := range p.Providers {
+		if pr.Tool == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// Tool returns the pin named name.
+func (p *Pins) Tool(name string) (ToolPin, bool) {
+	for _, t := range p.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return ToolPin{}, false
+}
+
+// ToolNames lists every pinned tool in pins order.
+func (p *Pins) ToolNames() []string {
+	names := make([]string, 0, len(p.Tools))
+	for _, t := range p.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// NodeImage returns the pinned kind node image for a Kubernetes version
+// ("v1.37.0"), or the first pinned image when version is empty.
+func (p *Pins) NodeImage(version string) (string, error) {
+	for _, img := range p.Kind.NodeImages {
+		if version == "" || img.Kubernetes == version {
+			return img.Image, nil
+		}
+	}
+	var have []string
+	for _, img := range p.Kind.NodeImages {
+		have = append(have, img.Kubernetes)
+	}
+	return "", fmt.Errorf("no kind node image pinned for Kubernetes %q (pinned: %s)", version, strings.Join(have, ", "))
+}
+
+// key is a short digest of everything that decides a tool's bytes: its pin,
+// its tool module and the Go toolchain. A change to any of them means a new
+// cache entry, so a pin bump can never be served a stale binary.
+func (p *Pins) key(t ToolPin, goos, goarch string) string {
+	h := sha256.New()
+	j, _ := json.Marshal(t)
+	h.Write(j)
+	fmt.Fprintf(h, "\x00%s\x00%s\x00%s", p.Go, goos, goarch)
+	if w := t.Wrapper; w != nil {
+		for _, f := range []string{"tool.mod", "tool.sum"} {
+			b, _ := fs.ReadFile(p.files, w.Dir+"/"+f)
+			h.Write(b)
+		}
+		h.Write([]byte(mainSources[w.Main]))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// mainSources are the main packages gauntlet writes for wrapper modules
+// whose upstream publishes no buildable main package.
+var mainSources = map[string]string{
+	"etcd": `// Code written by gauntlet's toolchain: etcd's own main lives in a module
+// with local replace directives, so the server is started from etcdmain.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+`,
+}
+
+// wrapperRequire returns the version at which a tool module requires the
+// module its tool is built from.
+func (p *Pins) wrapperRequire(t ToolPin) (string, error) {
+	path := t.Wrapper.Dir + "/tool.mod"
+	raw, err := fs.ReadFile(p.files, path)
+	if err != nil {
+		return "", err
+	}
+	mf, err := modfile.ParseLax(path, raw, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range mf.Require {
+		if r.Mod.Path == t.Wrapper.Module {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", fmt.Errorf("%s does not require %s", path, t.Wrapper.Module)
+}

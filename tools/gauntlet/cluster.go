@@ -1,0 +1,10 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+func runCluster(ctx context.Context, args []string) error {
+	return fmt.Errorf("not built yet")
+}

@@ -1,0 +1,77 @@
+// Command gauntlet runs estates through their life on real Kubernetes API
+// servers and says how the engine under test compares with the oracle.
+//
+//	gauntlet toolchain [--cache DIR] [--offline] [--tool NAME=PATH]...
+//	gauntlet cluster up [--substrate local|kind|kubeconfig] [--dir DIR]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"toolchain", "resolve, build and verify every pinned tool into the cache", runToolchain},
+		{"cluster", "cluster up: start a substrate cluster and keep it until Ctrl-C", runCluster},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		return 2
+	}
+	// The first Ctrl-C cancels the context so every cluster and engine is
+	// torn down; a second one kills at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:])
+			if err == nil {
+				return 0
+			}
+			if errors.Is(err, flag.ErrHelp) {
+				return 2
+			}
+			fmt.Fprintf(os.Stderr, "gauntlet %s: %v\n", c.name, err)
+			var ec exitCoder
+			if errors.As(err, &ec) {
+				return ec.ExitCode()
+			}
+			return 1
+		}
+	}
+	fmt.Fprintf(os.Stderr, "gauntlet: unknown command %q\n", args[0])
+	usage()
+	return 2
+}
+
+type exitCoder interface{ ExitCode() int }
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: gauntlet <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
+	}
+}
