@@ -37,14 +37,11 @@ func run(args []string) int {
 		usage()
 		return 2
 	}
-	// The first Ctrl-C cancels the context so every cluster and engine is
-	// torn down; a second one kills at once.
+	// Ctrl-C cancels the context so every cluster and engine is torn down.
+	// Later signals are still caught (go run forwards its own, so two
+	// arrive at once): teardown is bounded and always finishes.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:])

@@ -1,0 +1,62 @@
+// Package testenv gives gauntlet's tests the pinned toolchain and real
+// local clusters, with teardown registered before anything can fail.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+)
+
+// Toolchain resolves tools from the cache without building. Tests never
+// build toolchains (minutes of CPU); a missing tool fails the test with
+// the command that provides it.
+func Toolchain(t testing.TB, tools ...string) *toolchain.Toolchain {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tc, err := toolchain.Resolve(ctx, toolchain.WithTools(tools...), toolchain.WithoutBuild(), toolchain.WithOffline(true),
+		toolchain.WithLogger(Logger(t)))
+	if err != nil {
+		t.Fatalf("%v\n(these tests run the real pinned tools: `go run ./tools/gauntlet toolchain` resolves them)", err)
+	}
+	return tc
+}
+
+// LocalCluster starts a local control plane stopped by t.Cleanup.
+func LocalCluster(t testing.TB, name string, opts ...local.Option) *local.Cluster {
+	t.Helper()
+	tc := Toolchain(t, local.Tools()...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := local.New(tc, append([]local.Option{local.WithLogger(Logger(t))}, opts...)...).Start(ctx, name)
+	if err != nil {
+		t.Fatalf("start local cluster: %v", err)
+	}
+	t.Cleanup(func() { Stop(t, c) })
+	return c.(*local.Cluster)
+}
+
+// Stop stops a cluster with a bound, failing the test if it cannot.
+func Stop(t testing.TB, c cluster.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Errorf("stop %s: %v", c.Name(), err)
+	}
+}
+
+// Logger sends progress to t.Logf.
+func Logger(t testing.TB) tlogger { return tlogger{t} }
+
+type tlogger struct{ t testing.TB }
+
+func (l tlogger) Infof(format string, args ...any) { l.t.Logf("%s", fmt.Sprintf(format, args...)) }
+func (l tlogger) Warnf(format string, args ...any) {
+	l.t.Logf("WARNING: %s", fmt.Sprintf(format, args...))
+}
