@@ -188,7 +188,6 @@ func (p *Provider) Start(ctx context.Context, name string) (cluster.Cluster, err
 	return c, nil
 }
 
-
 // dockerAnswers fails fast, naming the fix, when no Docker engine runs.
 func dockerAnswers(ctx context.Context, bin string) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)

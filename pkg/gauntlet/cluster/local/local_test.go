@@ -140,8 +140,11 @@ func TestLocalClusterServesEstateKinds(t *testing.T) {
 			_, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "estate-reader", metav1.GetOptions{})
 			return err
 		},
-		"role":        func() error { _, err := cs.RbacV1().Roles(ns).Get(ctx, "reader", metav1.GetOptions{}); return err },
-		"rolebinding": func() error { _, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "reader", metav1.GetOptions{}); return err },
+		"role": func() error { _, err := cs.RbacV1().Roles(ns).Get(ctx, "reader", metav1.GetOptions{}); return err },
+		"rolebinding": func() error {
+			_, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "reader", metav1.GetOptions{})
+			return err
+		},
 		"apiservice": func() error {
 			_, err := apiservices.Get(ctx, "v1beta1.metrics.k8s.io", metav1.GetOptions{})
 			return err
@@ -270,4 +273,3 @@ func waitUntil(t *testing.T, ctx context.Context, what string, f func() (bool, e
 		}
 	}
 }
-
