@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// ApplyOptions are the apply flags gauntlet uses.
+type ApplyOptions struct {
+	// PlanFile applies a saved plan; empty means -auto-approve of a fresh one.
+	PlanFile string
+	// Parallelism passes -parallelism=N when > 0.
+	Parallelism int
+	// Destroy runs apply -destroy.
+	Destroy bool
+	// Targets pass -target=ADDR each (not with PlanFile).
+	Targets []string
+}
+
+// Applied are the counts an apply printed.
+type Applied struct {
+	Imported, Added, Changed, Destroyed int
+	Call                                Call
+}
+
+func (a Applied) String() string {
+	s := fmt.Sprintf("%d added, %d changed, %d destroyed", a.Added, a.Changed, a.Destroyed)
+	if a.Imported > 0 {
+		s = fmt.Sprintf("%d imported, ", a.Imported) + s
+	}
+	return s
+}
+
+var (
+	applyRE   = regexp.MustCompile(`(?m)^Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed\.`)
+	destroyRE = regexp.MustCompile(`(?m)^Destroy complete! Resources: (\d+) destroyed\.`)
+)
+
+// Apply runs apply. A failed or interrupted apply returns the *CallError
+// and whatever counts were printed (usually none).
+func (w *Workspace) Apply(ctx context.Context, o ApplyOptions, opts ...RunOption) (Applied, error) {
+	args := []string{"apply", "-input=false", "-no-color"}
+	if o.Parallelism > 0 {
+		args = append(args, "-parallelism="+strconv.Itoa(o.Parallelism))
+	}
+	if o.Destroy {
+		args = append(args, "-destroy")
+	}
+	for _, t := range o.Targets {
+		args = append(args, "-target="+t)
+	}
+	if o.PlanFile != "" {
+		args = append(args, o.PlanFile)
+	} else {
+		args = append(args, "-auto-approve")
+	}
+	call, err := w.Run(ctx, args, opts...)
+	a, ok := parseApplied(call.Output)
+	a.Call = call
+	if err != nil {
+		return a, err
+	}
+	if !ok {
+		return a, fmt.Errorf("%s apply: exit 0 but no completion line (log: %s)", w.Engine.Profile.Name, call.Log)
+	}
+	return a, nil
+}
+
+func parseApplied(out string) (Applied, bool) {
+	if m := applyRE.FindStringSubmatch(out); m != nil {
+		return Applied{Imported: atoi(m[1]), Added: atoi(m[2]), Changed: atoi(m[3]), Destroyed: atoi(m[4])}, true
+	}
+	if m := destroyRE.FindStringSubmatch(out); m != nil {
+		return Applied{Destroyed: atoi(m[1])}, true
+	}
+	return Applied{}, false
+}

@@ -1,0 +1,222 @@
+// Package engine drives a Terraform-compatible CLI (terraform, tofu, or any
+// binary that speaks the same CLI) in a working directory against one
+// cluster. Every call gets its own log file, a fully controlled
+// environment and a context bound; plans are parsed with terraform-json
+// and their counts cross-checked against what the CLI printed.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Engine is one CLI binary and what it can do.
+type Engine struct {
+	Bin       string
+	Profile   Profile
+	cliConfig string
+}
+
+// New detects the engine at bin. cliConfig is the CLI config every call
+// runs with (the toolchain's mirror-only config), never the machine's.
+func New(ctx context.Context, bin, cliConfig string) (*Engine, error) {
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("engine %s: %w", bin, err)
+	} else if st.IsDir() || st.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("engine %s: not an executable file", bin)
+	}
+	if cliConfig == "" {
+		return nil, fmt.Errorf("engine %s: a CLI config is required (toolchain.Toolchain.CLIConfig)", bin)
+	}
+	p, err := DetectProfile(ctx, abs, cliConfig)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{Bin: abs, Profile: p, cliConfig: cliConfig}, nil
+}
+
+// Workspace is a root directory the engine works in against one cluster.
+type Workspace struct {
+	Engine *Engine
+	// Dir is the Terraform root.
+	Dir string
+	// Kubeconfig is what the kubernetes provider reads (KUBE_CONFIG_PATH).
+	Kubeconfig string
+	// LogDir receives one log file per call.
+	LogDir string
+
+	mu    sync.Mutex
+	seq   int
+	calls []Call
+}
+
+// Workspace returns a workspace for dir; logs go to logDir.
+func (e *Engine) Workspace(dir, kubeconfig, logDir string) (*Workspace, error) {
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".home"), 0o755); err != nil {
+		return nil, err
+	}
+	return &Workspace{Engine: e, Dir: dir, Kubeconfig: kubeconfig, LogDir: logDir}, nil
+}
+
+// Call records one CLI invocation.
+type Call struct {
+	Args     []string
+	Log      string
+	ExitCode int
+	Duration time.Duration
+	// Output is stdout and stderr as the CLI printed them (also in Log).
+	Output string
+}
+
+// Calls returns every call made in this workspace so far.
+func (w *Workspace) Calls() []Call {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Call(nil), w.calls...)
+}
+
+// CallError is a CLI call that exited non-zero or could not run.
+type CallError struct {
+	Engine string
+	Call   Call
+	Err    error
+}
+
+func (e *CallError) Error() string {
+	return fmt.Sprintf("%s %s: %v (log: %s)%s", e.Engine, strings.Join(e.Call.Args, " "), e.Err, e.Call.Log, tail(e.Call.Output, 6))
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// ExitCode returns the exit code of a failed call, or -1.
+func ExitCode(err error) int {
+	var ce *CallError
+	if errors.As(err, &ce) {
+		return ce.Call.ExitCode
+	}
+	return -1
+}
+
+// RunOption adjusts one call.
+type RunOption func(*runOpts)
+
+type runOpts struct {
+	started func(*os.Process)
+	env     []string
+}
+
+// OnStart is called with the engine's process right after it starts, e.g.
+// so a wire trigger can signal it at an exact point.
+func OnStart(f func(*os.Process)) RunOption { return func(o *runOpts) { o.started = f } }
+
+// WithEnv adds environment variables (KEY=VALUE) to one call.
+func WithEnv(kv ...string) RunOption { return func(o *runOpts) { o.env = append(o.env, kv...) } }
+
+// Run runs the CLI with args in the workspace. A non-zero exit is a
+// *CallError carrying the call; cancelling ctx stops the engine the way
+// Ctrl-C does (SIGTERM, state saved), then kills it after 30 s.
+func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (Call, error) {
+	var o runOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	w.mu.Lock()
+	w.seq++
+	logPath := filepath.Join(w.LogDir, fmt.Sprintf("%03d-%s-%s.log", w.seq, w.Engine.Profile.Name, args[0]))
+	w.mu.Unlock()
+	call := Call{Args: args, Log: logPath, ExitCode: -1}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return call, err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "# %s %s\n# dir: %s\n# kubeconfig: %s\n\n", w.Engine.Bin, strings.Join(args, " "), w.Dir, w.Kubeconfig)
+	var out strings.Builder
+	cmd := exec.CommandContext(ctx, w.Engine.Bin, args...)
+	cmd.Dir = w.Dir
+	cmd.Env = append(w.env(), o.env...)
+	tee := &teeWriter{a: &out, b: logf}
+	cmd.Stdout, cmd.Stderr = tee, tee
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+	}
+	if o.started != nil {
+		o.started(cmd.Process)
+	}
+	err = cmd.Wait()
+	call.Duration = time.Since(start)
+	call.Output = out.String()
+	call.ExitCode = cmd.ProcessState.ExitCode()
+	fmt.Fprintf(logf, "\n# exit %d after %s\n", call.ExitCode, call.Duration.Round(time.Millisecond))
+	w.mu.Lock()
+	w.calls = append(w.calls, call)
+	w.mu.Unlock()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+	}
+	return call, nil
+}
+
+// env is the whole environment of a call: nothing of the machine's own
+// Terraform configuration leaks in.
+func (w *Workspace) env() []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(w.Dir, ".home"),
+		"TF_CLI_CONFIG_FILE=" + w.Engine.cliConfig,
+		"KUBE_CONFIG_PATH=" + w.Kubeconfig,
+		"TF_IN_AUTOMATION=1",
+		"TF_INPUT=0",
+		"CHECKPOINT_DISABLE=1",
+		"NO_COLOR=1",
+	}
+}
+
+// teeWriter keeps the CLI's output in memory and in the call's log, in the
+// order it was printed (stdout and stderr share it).
+type teeWriter struct {
+	mu sync.Mutex
+	a  *strings.Builder
+	b  *os.File
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.a.Write(p)
+	return t.b.Write(p)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := strings.TrimSpace(strings.Join(lines, "\n"))
+	if out == "" {
+		return ""
+	}
+	return ":\n" + out
+}

@@ -1,0 +1,179 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+const smallRoot = `terraform {
+  required_providers {
+    kubernetes = {
+      source  = "hashicorp/kubernetes"
+      version = "3.2.1"
+    }
+  }
+}
+
+provider "kubernetes" {}
+
+resource "kubernetes_config_map_v1" "cfg" {
+  metadata {
+    name      = "small-cfg"
+    namespace = "default"
+  }
+  data = {
+    colour = "blue"
+  }
+}
+
+resource "kubernetes_secret_v1" "sec" {
+  metadata {
+    name      = "small-sec"
+    namespace = "default"
+  }
+  data = {
+    password = "hunter2"
+  }
+}
+`
+
+func workspace(t *testing.T, cli, root, kubeconfig string) *engine.Workspace {
+	t.Helper()
+	tc := testenv.Toolchain(t, cli, "terraform-provider-kubernetes", "terraform-provider-random")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := engine.New(ctx, tc.Path(cli), tc.CLIConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := e.Workspace(dir, kubeconfig, filepath.Join(dir, ".logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// TestPlanApplyDriftOnBothCLIs applies a ConfigMap and a Secret, tampers
+// the ConfigMap out of band, and expects exactly one update at its address.
+func TestPlanApplyDriftOnBothCLIs(t *testing.T) {
+	c := testenv.LocalCluster(t, "engine", local.WithPods(false))
+	cs := kubernetes.NewForConfigOrDie(c.RESTConfig())
+	for _, cli := range []string{"tofu", "terraform"} {
+		t.Run(cli, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			ws := workspace(t, cli, smallRoot, c.KubeconfigPath())
+			if ws.Engine.Profile.Name != cli || !ws.Engine.Profile.Has(engine.ImportBlocks) {
+				t.Errorf("profile %+v", ws.Engine.Profile)
+			}
+			if _, err := ws.Init(ctx); err != nil {
+				t.Fatal(err)
+			}
+			p, err := ws.Plan(ctx, engine.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (p.Counts != engine.Counts{Add: 2}) || len(p.Actionable()) != 2 {
+				t.Fatalf("first plan: %s, changes %+v; want exactly 2 to add", p.Counts, p.Changes)
+			}
+			a, err := ws.Apply(ctx, engine.ApplyOptions{PlanFile: p.File})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Added != 2 || a.Changed != 0 || a.Destroyed != 0 {
+				t.Fatalf("apply: %s", a)
+			}
+			patch := []byte(`{"data":{"colour":"red"}}`)
+			if _, err := cs.CoreV1().ConfigMaps("default").Patch(ctx, "small-cfg", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			p, err = ws.Plan(ctx, engine.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			acts := p.Actionable()
+			if (p.Counts != engine.Counts{Change: 1}) || len(acts) != 1 || acts[0].Address != "kubernetes_config_map_v1.cfg" || acts[0].Actions[0] != "update" {
+				t.Fatalf("drift plan: %s, %+v; want exactly 1 update at kubernetes_config_map_v1.cfg", p.Counts, acts)
+			}
+			if _, err := ws.Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
+				t.Fatal(err)
+			}
+			if len(ws.Calls()) < 6 {
+				t.Errorf("calls not recorded: %d", len(ws.Calls()))
+			}
+		})
+	}
+}
+
+// TestNotATerraformCLI gives New a binary that is not a Terraform CLI.
+func TestNotATerraformCLI(t *testing.T) {
+	tc := testenv.Toolchain(t, "terraform-provider-random")
+	fake := filepath.Join(t.TempDir(), "notcli")
+	os.WriteFile(fake, []byte("#!/bin/sh\necho 'hello from something else'\n"), 0o755)
+	for _, bin := range []string{fake, "/bin/true", filepath.Join(t.TempDir(), "absent")} {
+		_, err := engine.New(context.Background(), bin, tc.CLIConfig)
+		if err == nil {
+			t.Errorf("%s accepted as an engine", bin)
+			continue
+		}
+		t.Logf("%s: %v", bin, err)
+	}
+}
+
+// TestRootThatDoesNotParse expects init (or plan) to fail with the log path.
+func TestRootThatDoesNotParse(t *testing.T) {
+	ws := workspace(t, "tofu", "resource \"kubernetes_config_map_v1\" \"x\" {\n  metadata {\n", "/nonexistent")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := ws.Init(ctx)
+	if err == nil {
+		_, err = ws.Plan(ctx, engine.PlanOptions{})
+	}
+	if err == nil {
+		t.Fatal("a root that does not parse planned")
+	}
+	if !strings.Contains(err.Error(), "log: ") || !strings.Contains(err.Error(), ws.LogDir) {
+		t.Errorf("error does not name the log: %v", err)
+	}
+	if engine.ExitCode(err) <= 0 {
+		t.Errorf("exit code %d", engine.ExitCode(err))
+	}
+}
+
+// TestCrashingEngineIsNeverAnEmptyPlan wraps the real CLI in a script that
+// answers version but dies on plan, the way a panicking engine does.
+func TestCrashingEngineIsNeverAnEmptyPlan(t *testing.T) {
+	tc := testenv.Toolchain(t, "tofu", "terraform-provider-kubernetes")
+	crash := filepath.Join(t.TempDir(), "tofu")
+	script := "#!/bin/sh\ncase \"$1\" in version|init) exec " + tc.Path("tofu") + " \"$@\";; esac\necho 'panic: runtime error: invalid memory address' >&2\nexit 11\n"
+	os.WriteFile(crash, []byte(script), 0o755)
+	e, err := engine.New(context.Background(), crash, tc.CLIConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.tf"), []byte(smallRoot), 0o644)
+	ws, _ := e.Workspace(dir, "/nonexistent", filepath.Join(dir, ".logs"))
+	p, err := ws.Plan(context.Background(), engine.PlanOptions{})
+	if err == nil || p != nil {
+		t.Fatalf("a crashed plan returned plan %+v, err %v", p, err)
+	}
+	if engine.ExitCode(err) != 11 || !strings.Contains(err.Error(), "panic: runtime error") {
+		t.Errorf("error does not carry the exit code and the crash: %v", err)
+	}
+}
