@@ -8,7 +8,7 @@ import (
 
 func TestParsePlanLine(t *testing.T) {
 	for out, want := range map[string]Counts{
-		"\nPlan: 2 to add, 0 to change, 0 to destroy.\n":              {Add: 2},
+		"\nPlan: 2 to add, 0 to change, 0 to destroy.\n":             {Add: 2},
 		"Plan: 9 to import, 0 to add, 2 to change, 0 to destroy.\n":  {Import: 9, Change: 2},
 		"No changes. Your infrastructure matches the configuration.": {},
 	} {
