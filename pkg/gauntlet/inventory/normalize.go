@@ -1,0 +1,66 @@
+package inventory
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Normalize returns a copy of u reduced to what a configuration declares:
+// server-set metadata and status dropped, ignored labels and annotations
+// dropped (empty maps with them), and every rule in force applied. u is
+// not changed.
+//
+// A terminating object keeps metadata.deletionTimestamp, with its value
+// replaced by "set": the time differs between clusters, but an object
+// stuck terminating on one side only is a real difference.
+//
+// It panics if a rule's path is malformed, as regexp.MustCompile does: a
+// rule is code, and one that can never match must not pass silently.
+func Normalize(u *unstructured.Unstructured, opts ...Option) *unstructured.Unstructured {
+	return newOptions(opts).normalize(u)
+}
+
+func (o *options) normalize(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	delete(u.Object, "status")
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		// Set by the server on every object; none can be declared, and
+		// most differ between two clusters holding the same object.
+		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "deletionGracePeriodSeconds"} {
+			delete(md, f)
+		}
+		if _, ok := md["deletionTimestamp"]; ok {
+			md["deletionTimestamp"] = "set"
+		}
+		o.trimMap(md, "labels", o.ignoredLabels)
+		o.trimMap(md, "annotations", o.ignoredAnnots)
+	}
+	kind := u.GetKind()
+	for _, r := range o.parsed {
+		if r.kind == "" || r.kind == kind {
+			r.apply(u.Object)
+		}
+	}
+	return u
+}
+
+// trimMap drops ignored keys from md[field], and the field itself when
+// that leaves it empty: a configuration that declares no labels and one
+// whose only labels were ignored declare the same thing.
+func (o *options) trimMap(md map[string]any, field string, ignored map[string]bool) {
+	if o.dropMetaMaps {
+		delete(md, field)
+		return
+	}
+	m, ok := md[field].(map[string]any)
+	if !ok {
+		return
+	}
+	for k := range m {
+		if ignored[k] {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		delete(md, field)
+	}
+}
