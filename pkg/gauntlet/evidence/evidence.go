@@ -1,0 +1,134 @@
+// Package evidence renders a gauntlet run (result.Run) as the three
+// artifacts a run leaves behind: a markdown evidence page, the run as JSON,
+// and JUnit XML for CI. Renderers read the model and nothing else: they run
+// no command, read no clock (every time shown is in the model) and touch no
+// network, so the same Run always renders to the same bytes.
+package evidence
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+)
+
+// File names WriteAll uses inside its directory.
+const (
+	MarkdownFile = "evidence.md"
+	JSONFile     = "run.json"
+	JUnitFile    = "junit.xml"
+)
+
+var errNilRun = errors.New("nil run")
+
+// Option configures the markdown page.
+type Option interface{ apply(*options) }
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+type options struct {
+	heading string
+}
+
+// WithHeading sets the words after "Evidence · " in the page's first
+// heading. Default: the engine under test against the oracle, e.g.
+// "tofu 1.12.6 against terraform 1.15.8", both read from the run.
+func WithHeading(s string) Option { return optionFunc(func(o *options) { o.heading = s }) }
+
+func buildOptions(opts []Option) *options {
+	o := &options{}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(o)
+		}
+	}
+	return o
+}
+
+// Clear reports whether the run is clear as the evidence states it. It is
+// stricter than result.Run.Clear, because a green the page cannot back must
+// not be called clear: the run needs at least one headline stage, every
+// headline stage must pass, and no passing headline stage may carry a
+// BREAK that left its assertion passing or a check that failed. The
+// markdown page's verdict sentence, run.json's "clear" and JUnit agree
+// with it.
+func Clear(r *result.Run) bool {
+	if r == nil {
+		return false
+	}
+	return assess(r).clear()
+}
+
+// WriteAll renders r into dir (created with its parents if missing) as
+// evidence.md, run.json and junit.xml, and returns their paths in that
+// order. Every artifact is rendered in memory before any file is written,
+// and each file is written to a temporary name and renamed, so a failed
+// render leaves no file behind and a reader never sees half a file. opts
+// apply to the markdown page.
+func WriteAll(dir string, r *result.Run, opts ...Option) ([]string, error) {
+	if r == nil {
+		return nil, fmt.Errorf("evidence: write all in %s: %w", dir, errNilRun)
+	}
+	renders := []struct {
+		name   string
+		render func(io.Writer) error
+	}{
+		{MarkdownFile, func(w io.Writer) error { return Markdown(w, r, opts...) }},
+		{JSONFile, func(w io.Writer) error { return JSON(w, r) }},
+		{JUnitFile, func(w io.Writer) error { return JUnit(w, r) }},
+	}
+	bufs := make([][]byte, len(renders))
+	for i, rd := range renders {
+		var b bytes.Buffer
+		if err := rd.render(&b); err != nil {
+			return nil, fmt.Errorf("evidence: write all: render %s: %w", rd.name, err)
+		}
+		bufs[i] = b.Bytes()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("evidence: write all: %w", err)
+	}
+	paths := make([]string, 0, len(renders))
+	for i, rd := range renders {
+		p := filepath.Join(dir, rd.name)
+		if err := writeFileAtomic(p, bufs[i]); err != nil {
+			return paths, fmt.Errorf("evidence: write all: %w", err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// writeFileAtomic writes data next to path and renames it into place, so
+// an interrupted write never leaves a truncated artifact under the real
+// name.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// CreateTemp makes the file 0600; evidence is meant to be read by
+	// others (CI uploaders, reviewers), so give it a plain file's mode.
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

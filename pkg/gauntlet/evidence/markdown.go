@@ -1,0 +1,277 @@
+package evidence
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+)
+
+// Markdown writes r's evidence page: the heading and the estate, where the
+// estate comes from, its set and lane, whether the run is clear (see
+// Clear) and if not exactly why, one table row per stage with its
+// verdict, duration and detail (every BREAK and every check that did not
+// pass spelled out in it), the last run, the oracle's and the engine's
+// versions against their pins, and how to reproduce the run.
+//
+// Model text is treated as plain prose, not markdown: in a table cell
+// pipes and backslashes are escaped, "<" becomes "&lt;" and line breaks
+// become <br>; elsewhere line breaks collapse to one space. Stage
+// durations are whole milliseconds under a second and whole seconds above
+// ("850ms", "3s" for 3.2s, "1m17s"); the total run time keeps tenths
+// ("11m15.2s"). Default options: see WithHeading.
+func Markdown(w io.Writer, r *result.Run, opts ...Option) error {
+	if r == nil {
+		return fmt.Errorf("evidence: markdown: %w", errNilRun)
+	}
+	o := buildOptions(opts)
+	var b strings.Builder
+	writePage(&b, r, o)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("evidence: markdown %s: write: %w", r.Estate.Name, err)
+	}
+	return nil
+}
+
+func writePage(b *strings.Builder, r *result.Run, o *options) {
+	heading := o.heading
+	if heading == "" {
+		heading = engineLabel(r.Subject) + " against " + engineLabel(r.Oracle)
+	}
+	fmt.Fprintf(b, "# Evidence · %s\n\n", prose(heading))
+	fmt.Fprintf(b, "## %s\n\n", prose(orDefault(r.Estate.Name, "(unnamed estate)")))
+	if p := estateParagraph(r.Estate); p != "" {
+		fmt.Fprintf(b, "%s\n\n", p)
+	}
+	fmt.Fprintf(b, "%s\n\n", sourceLine(r.Estate))
+	fmt.Fprintf(b, "Set: %s. Lane: %s.\n\n",
+		prose(orDefault(r.Estate.Set, "not recorded")), prose(orDefault(r.Estate.Lane, "not recorded")))
+
+	a := assess(r)
+	b.WriteString(prose(a.verdictSentence()))
+	if s := a.outsideSentence(); s != "" {
+		b.WriteString(" " + prose(s))
+	}
+	b.WriteString("\n\n")
+
+	writeTable(b, r.Stages)
+	if s := runOrderLine(r); s != "" {
+		fmt.Fprintf(b, "%s\n\n", s)
+	}
+
+	fmt.Fprintf(b, "%s\n\n", lastRunLine(r))
+	fmt.Fprintf(b, "Oracle: %s\n\n", engineSentence(r.Oracle))
+	fmt.Fprintf(b, "Engine: %s\n\n", engineSentence(r.Subject))
+	writeReproduce(b, r)
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// estateParagraph is the title, in bold, leading the description.
+func estateParagraph(e result.Estate) string {
+	title := strings.TrimSpace(e.Title)
+	desc := strings.TrimSpace(e.Description)
+	switch {
+	case title == "" && desc == "":
+		return ""
+	case title == "":
+		return prose(desc)
+	case desc == "":
+		return "**" + prose(sentence(title)) + "**"
+	}
+	return "**" + prose(sentence(title)) + "** " + prose(desc)
+}
+
+// sourceLine says where the estate's root comes from: a corpus estate's
+// repository, commit, path and digest (each said to be missing when it
+// is, since a source that cannot be found again is not evidence), or
+// "written here" for a reference estate.
+func sourceLine(e result.Estate) string {
+	if e.SourceRepo == "" && e.SourceCommit == "" && e.SourcePath == "" && e.SourceSHA256 == "" {
+		return "Source: written here, a reference estate kept in this repository."
+	}
+	parts := []string{prose(orDefault(e.SourceRepo, "an unrecorded repository")) + " at " +
+		prose(orDefault(e.SourceCommit, "an unrecorded commit"))}
+	if e.SourcePath != "" {
+		parts = append(parts, "path "+codeSpan(e.SourcePath))
+	} else {
+		parts = append(parts, "path not recorded")
+	}
+	if e.SourceSHA256 != "" {
+		parts = append(parts, "sha256 "+codeSpan(e.SourceSHA256))
+	} else {
+		parts = append(parts, "sha256 not recorded")
+	}
+	return "Source: " + strings.Join(parts, ", ") + "."
+}
+
+func writeTable(b *strings.Builder, stages []result.Stage) {
+	b.WriteString("| Stage | Verdict | Duration | Detail |\n")
+	b.WriteString("|---|---|---|---|\n")
+	if len(stages) == 0 {
+		b.WriteString("| (no stages) | not run | 0s | The run recorded no stage. |\n\n")
+		return
+	}
+	for _, s := range stages {
+		title := stageName(s)
+		if !s.Headline {
+			title += " (not a headline stage)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n",
+			cell(title), cell(verdictWord(s.Verdict)), formatDuration(s.Duration), cell(stageDetail(s)))
+	}
+	b.WriteString("\n")
+}
+
+// stageDetail is the stage's Detail cell: the paragraph, or for a stage
+// that did not run its reason first; then every BREAK; then the checks
+// that did not pass (a check that did not run is never hidden behind a
+// stage that passed); then requirements and figures.
+func stageDetail(s result.Stage) string {
+	var parts []string
+	if s.Verdict == result.NotRun {
+		parts = append(parts, sentence("Not run: "+reasonText(s.Reason)))
+	}
+	if d := sentence(s.Detail); d != "" {
+		parts = append(parts, d)
+	} else if s.Verdict != result.NotRun {
+		parts = append(parts, "No detail recorded.")
+	}
+	for _, br := range s.Breaks {
+		parts = append(parts, breakSentence(br))
+	}
+	for _, c := range s.Checks {
+		switch c.Verdict {
+		case result.Pass:
+		case result.NotRun:
+			parts = append(parts, sentence("Not run here: "+c.Name+" - "+reasonText(c.Detail)))
+		case result.Fail:
+			parts = append(parts, sentence("Check failed: "+c.Name+" - "+orDefault(c.Detail, "no detail recorded")))
+		default:
+			parts = append(parts, sentence("Check "+c.Name+" "+verdictPhrase(c.Verdict)+" - "+orDefault(c.Detail, "no detail recorded")))
+		}
+	}
+	if len(s.Requirements) > 0 {
+		parts = append(parts, "Requirements: "+strings.Join(s.Requirements, ", ")+".")
+	}
+	if len(s.Figures) > 0 {
+		keys := slices.Sorted(maps.Keys(s.Figures))
+		figs := make([]string, len(keys))
+		for i, k := range keys {
+			figs[i] = fmt.Sprintf("%s=%d", k, s.Figures[k])
+		}
+		parts = append(parts, "Figures: "+strings.Join(figs, ", ")+".")
+	}
+	return strings.Join(parts, " ")
+}
+
+// breakSentence says what a BREAK corrupted and that the assertion
+// correctly failed under it, or, in capitals and bold, that it did not:
+// such an assertion proves nothing.
+func breakSentence(br result.Break) string {
+	corruption := strings.TrimSpace(br.Corruption)
+	if corruption == "" {
+		corruption = "(corruption not recorded)"
+	}
+	detail := strings.TrimSpace(br.Detail)
+	label := breakLabel(br.Name)
+	if br.Failed {
+		s := label + " " + corruption + " and the assertion correctly failed"
+		if detail != "" {
+			s += ": " + detail
+		}
+		return sentence(s)
+	}
+	s := "**NOT LOAD-BEARING: " + label + "** " + corruption +
+		" and the assertion still passed, so its pass proves nothing"
+	if detail != "" {
+		s += "; it said: " + detail
+	}
+	return sentence(s)
+}
+
+// runOrderLine shows the order stages ran in, when it is not the table's.
+func runOrderLine(r *result.Run) string {
+	if len(r.RunOrder) == 0 {
+		return ""
+	}
+	ids := make([]string, len(r.Stages))
+	for i, s := range r.Stages {
+		ids[i] = s.ID
+	}
+	if slices.Equal(ids, r.RunOrder) {
+		return ""
+	}
+	return "Stages ran in this order: " + prose(strings.Join(r.RunOrder, ", ")) + "."
+}
+
+func lastRunLine(r *result.Run) string {
+	commit := "an unrecorded commit"
+	if r.Commit != "" {
+		commit = "commit " + shortCommit(r.Commit)
+	}
+	when := "at an unrecorded time"
+	if !r.StartedAt.IsZero() {
+		when = "on " + r.StartedAt.UTC().Format(time.RFC3339)
+	}
+	return prose(fmt.Sprintf("Last run at %s %s, exit code %d, against substrate %s. Total run time %s.",
+		commit, when, r.ExitCode, orDefault(r.Substrate, "not recorded"), formatTotal(r.Duration)))
+}
+
+// engineLabel is "name version", or whatever of it the run recorded.
+func engineLabel(e result.Engine) string {
+	l := strings.TrimSpace(e.Name + " " + e.Version)
+	if l == "" {
+		return orDefault(e.Display, "an unrecorded engine")
+	}
+	return l
+}
+
+// engineSentence is an engine's version as the run saw it and against its
+// pin: stale or current, or, for an engine given by path, that there is no
+// pin to hold it to.
+func engineSentence(e result.Engine) string {
+	s := engineLabel(e)
+	if d := strings.TrimSpace(e.Display); d != "" && d != s {
+		s += " (" + d + ")"
+	}
+	switch {
+	case e.Pinned == "":
+		s += ", given by path"
+		if e.Path != "" {
+			s += " " + e.Path
+		}
+		s += " with no pin to hold it to."
+	case e.Stale():
+		s += ". Stale: the current pin is " + strings.TrimSpace(e.Name+" "+e.Pinned) + "."
+	default:
+		s += ", matching its current pin."
+	}
+	return prose(s)
+}
+
+func writeReproduce(b *strings.Builder, r *result.Run) {
+	b.WriteString("## Reproduce it\n\n")
+	cmd := strings.TrimSpace(r.Reproduce)
+	if cmd == "" {
+		b.WriteString("The run recorded no command to reproduce it.\n")
+	} else {
+		f := fence(cmd)
+		fmt.Fprintf(b, "%ssh\n%s\n%s\n", f, cmd, f)
+	}
+	if len(r.Environment) > 0 {
+		b.WriteString("\nThe run's environment:\n\n")
+		for _, e := range r.Environment {
+			fmt.Fprintf(b, "- %s\n", codeSpan(e))
+		}
+	}
+}

@@ -1,0 +1,305 @@
+package evidence_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+)
+
+// TestMarkdownVerdicts renders hand-built runs and checks that the page
+// says exactly what is and is not clear, row by row.
+func TestMarkdownVerdicts(t *testing.T) {
+	tests := []struct {
+		name      string
+		run       *result.Run
+		opts      []evidence.Option
+		clear     bool
+		want      []string
+		wantNever []string
+	}{
+		{
+			name:  "clear run",
+			run:   smallRun(),
+			clear: true,
+			want: []string{
+				"# Evidence · tofu 1.12.6 against terraform 1.15.8\n",
+				"## reference-configmap\n",
+				"**One ConfigMap.** A single ConfigMap, written here.\n",
+				"Source: written here, a reference estate kept in this repository.\n",
+				"Set: reference. Lane: kubernetes.\n",
+				"\nClear. Every headline stage passes.\n",
+				"| Stage | Verdict | Duration | Detail |\n|---|---|---|---|\n",
+				"| Cold deploy | pass | 850ms | 1 added. BREAK delete deletes the ConfigMap and the assertion correctly failed: 0 of 1 found. |\n",
+				"| Migrate | pass | 3s | 1 of 1 taken over. |\n",
+				"Last run at commit 0123456789 on 2026-01-02T03:04:05Z, exit code 0, against substrate local. Total run time 1m35s.\n",
+				"Oracle: terraform 1.15.8, matching its current pin.\n",
+				"Engine: tofu 1.12.6 (OpenTofu v1.12.6), matching its current pin.\n",
+				"## Reproduce it\n\n```sh\ngo run ./tools/gauntlet run reference-configmap\n```\n",
+			},
+			wantNever: []string{"Not clear", "NOT LOAD-BEARING", "Stale"},
+		},
+		{
+			name: "failed headline stage is named",
+			run: withStage(1, func(s *result.Stage) {
+				s.Verdict = result.Fail
+				s.Detail = "0 of 1 taken over"
+			}),
+			want: []string{
+				"Not clear: one of 2 headline stages fails: Migrate.\n",
+				"| Migrate | fail | 3s | 0 of 1 taken over. |\n",
+			},
+			wantNever: []string{"Clear. Every"},
+		},
+		{
+			name: "two failed and one not run",
+			run: func() *result.Run {
+				r := smallRun()
+				r.Stages[0].Verdict = result.Fail
+				r.Stages[1].Verdict = result.Fail
+				r.Stages = append(r.Stages, result.Stage{ID: "greenfield", Title: "Greenfield apply", Headline: true,
+					Verdict: result.NotRun, Reason: "engine tofu 1.12.6 has no live mode"})
+				return r
+			}(),
+			want: []string{
+				"Not clear: two of 3 headline stages fail: Cold deploy and Migrate; one did not run: Greenfield apply (engine tofu 1.12.6 has no live mode).\n",
+			},
+		},
+		{
+			name: "not run stage shows its reason",
+			run: withStage(1, func(s *result.Stage) {
+				s.Verdict, s.Detail, s.Duration = result.NotRun, "", 0
+				s.Reason = "the oracle's state file was not written"
+			}),
+			want: []string{
+				"one did not run: Migrate (the oracle's state file was not written).",
+				"| Migrate | not run | 0s | Not run: the oracle's state file was not written. |\n",
+			},
+		},
+		{
+			name: "not run stage without a reason says so",
+			run:  withStage(1, func(s *result.Stage) { s.Verdict, s.Detail = result.NotRun, "" }),
+			want: []string{"| Migrate | not run | 3s | Not run: no reason recorded. |\n"},
+		},
+		{
+			name: "break that did not fail is not load-bearing",
+			run: withStage(0, func(s *result.Stage) {
+				s.Verdict = result.Fail
+				s.Breaks[0].Failed = false
+				s.Breaks[0].Detail = "1 of 1 found"
+			}),
+			want: []string{
+				"**NOT LOAD-BEARING: BREAK delete** deletes the ConfigMap and the assertion still passed, so its pass proves nothing; it said: 1 of 1 found.",
+				"Not clear: one of 2 headline stages fails: Cold deploy.",
+			},
+			wantNever: []string{"correctly failed"},
+		},
+		{
+			name: "a pass contradicted by its break is not clear",
+			run:  withStage(0, func(s *result.Stage) { s.Breaks[0].Failed = false }),
+			want: []string{
+				"| Cold deploy | pass |",
+				"NOT LOAD-BEARING",
+				"Not clear: one is marked pass without proof: Cold deploy (BREAK delete left its assertion passing).",
+			},
+		},
+		{
+			name: "checks that did not pass are visible",
+			run: withStage(1, func(s *result.Stage) {
+				s.Checks = []result.Check{
+					{Name: "labels", Verdict: result.Pass, Detail: "hidden"},
+					{Name: "aggregated API", Verdict: result.NotRun, Detail: "no kubelet on the local substrate"},
+				}
+			}),
+			clear: true,
+			want: []string{
+				"| Migrate | pass | 3s | 1 of 1 taken over. Not run here: aggregated API - no kubelet on the local substrate. |\n",
+			},
+			wantNever: []string{"hidden"},
+		},
+		{
+			name: "non-headline failure is said but costs nothing",
+			run: func() *result.Run {
+				r := smallRun()
+				r.Stages = append(r.Stages, result.Stage{ID: "strict", Title: "Strict profile", Verdict: result.Fail,
+					Duration: 13 * time.Second, Detail: "no refusal"})
+				return r
+			}(),
+			clear: true,
+			want: []string{
+				"Clear. Every headline stage passes. Outside the headline, Strict profile fails.\n",
+				"| Strict profile (not a headline stage) | fail | 13s | no refusal. |\n",
+			},
+		},
+		{
+			name:  "no headline stage is not clear",
+			run:   &result.Run{Estate: result.Estate{Name: "empty"}},
+			want:  []string{"Not clear. The run has no headline stage", "| (no stages) | not run |", "Last run at an unrecorded commit at an unrecorded time, exit code 0"},
+			clear: false,
+		},
+		{
+			name: "unknown verdict is never a pass",
+			run:  withStage(1, func(s *result.Stage) { s.Verdict = "flaky" }),
+			want: []string{
+				`| Migrate | unknown verdict "flaky" |`,
+				`Migrate (has unknown verdict "flaky")`,
+			},
+		},
+		{
+			name: "corpus source, stale oracle, engine by path, heading option",
+			run: func() *result.Run {
+				r := smallRun()
+				r.Estate.SourceRepo = "https://github.com/kubernetes/k8s.io"
+				r.Estate.SourceCommit = "4046258e7d54fdc156e2f39ad8da51b57be88f55"
+				r.Estate.SourcePath = "infra/metrics-server.tf"
+				r.Oracle.Pinned = "1.16.1"
+				r.Subject = result.Engine{Name: "tofu", Version: "1.13.0-dev", Path: "/opt/tofu"}
+				return r
+			}(),
+			opts:  []evidence.Option{evidence.WithHeading("How close tofu is")},
+			clear: true,
+			want: []string{
+				"# Evidence · How close tofu is\n",
+				"Source: https://github.com/kubernetes/k8s.io at 4046258e7d54fdc156e2f39ad8da51b57be88f55, path `infra/metrics-server.tf`, sha256 not recorded.\n",
+				"Oracle: terraform 1.15.8. Stale: the current pin is terraform 1.16.1.\n",
+				"Engine: tofu 1.13.0-dev, given by path /opt/tofu with no pin to hold it to.\n",
+			},
+		},
+		{
+			name: "reproduce command with backticks gets a longer fence",
+			run: func() *result.Run {
+				r := smallRun()
+				r.Reproduce = "echo ```x```"
+				r.Environment = []string{"A=`b`"}
+				return r
+			}(),
+			clear: true,
+			want:  []string{"````sh\necho ```x```\n````\n", "- `` A=`b` ``\n"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := evidence.Markdown(&b, tc.run, tc.opts...); err != nil {
+				t.Fatal(err)
+			}
+			page := b.String()
+			for _, w := range tc.want {
+				if !strings.Contains(page, w) {
+					t.Errorf("page lacks %q\n--- page ---\n%s", w, page)
+				}
+			}
+			for _, w := range tc.wantNever {
+				if strings.Contains(page, w) {
+					t.Errorf("page has %q and must not\n--- page ---\n%s", w, page)
+				}
+			}
+			if got := evidence.Clear(tc.run); got != tc.clear {
+				t.Errorf("Clear = %v, want %v", got, tc.clear)
+			}
+			assertTable(t, page, len(tc.run.Stages))
+		})
+	}
+}
+
+// TestMarkdownEscaping proves that pipes, backslashes, HTML-ish text and
+// every kind of line break in model text stay inside their cell.
+func TestMarkdownEscaping(t *testing.T) {
+	r := withStage(0, func(s *result.Stage) {
+		s.Title = "Cold | deploy"
+		s.Detail = "a|b\nc\r\nd\re \\| f <none>"
+		s.Breaks = []result.Break{{Name: "x|y", Corruption: "sets a=b|c", Failed: true, Detail: "line 1\nline 2"}}
+	})
+	var b bytes.Buffer
+	if err := evidence.Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	want := `| Cold \| deploy | pass | 850ms | a\|b<br>c<br>d<br>e \\\| f &lt;none>. BREAK x\|y sets a=b\|c and the assertion correctly failed: line 1<br>line 2. |` + "\n"
+	if !strings.Contains(page, want) {
+		t.Errorf("escaped row missing:\nwant %s\n--- page ---\n%s", want, page)
+	}
+	assertTable(t, page, len(r.Stages))
+}
+
+// assertTable checks the stage table's structure: a header, a separator
+// and exactly one row per stage (or the one "no stages" row), each row a
+// single line with exactly five unescaped pipes, i.e. four cells.
+func assertTable(t *testing.T, page string, stages int) {
+	t.Helper()
+	lines := strings.Split(page, "\n")
+	start := -1
+	for i, l := range lines {
+		if l == "| Stage | Verdict | Duration | Detail |" {
+			start = i
+			break
+		}
+	}
+	if start < 0 || start+1 >= len(lines) || lines[start+1] != "|---|---|---|---|" {
+		t.Fatalf("no stage table header")
+	}
+	rows := 0
+	for _, l := range lines[start+2:] {
+		if l == "" {
+			break
+		}
+		rows++
+		if n := unescapedPipes(l); n != 5 {
+			t.Errorf("row has %d unescaped pipes, want 5: %s", n, l)
+		}
+	}
+	want := max(stages, 1)
+	if rows != want {
+		t.Errorf("table has %d rows, want %d", rows, want)
+	}
+}
+
+// unescapedPipes counts pipes not escaped by an odd run of backslashes.
+func unescapedPipes(l string) int {
+	n, slashes := 0, 0
+	for i := 0; i < len(l); i++ {
+		switch l[i] {
+		case '\\':
+			slashes++
+			continue
+		case '|':
+			if slashes%2 == 0 {
+				n++
+			}
+		}
+		slashes = 0
+	}
+	return n
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestRenderErrors proves a nil run and a failing writer come back as
+// wrapped errors from every renderer, never a panic.
+func TestRenderErrors(t *testing.T) {
+	renderers := map[string]func(w *bytes.Buffer, r *result.Run) error{
+		"markdown": func(w *bytes.Buffer, r *result.Run) error { return evidence.Markdown(w, r) },
+		"json":     func(w *bytes.Buffer, r *result.Run) error { return evidence.JSON(w, r) },
+		"junit":    func(w *bytes.Buffer, r *result.Run) error { return evidence.JUnit(w, r) },
+	}
+	for name, render := range renderers {
+		if err := render(&bytes.Buffer{}, nil); err == nil || !strings.Contains(err.Error(), "nil run") {
+			t.Errorf("%s(nil) = %v, want a nil-run error", name, err)
+		}
+	}
+	for name, err := range map[string]error{
+		"markdown": evidence.Markdown(failingWriter{}, smallRun()),
+		"json":     evidence.JSON(failingWriter{}, smallRun()),
+		"junit":    evidence.JUnit(failingWriter{}, smallRun()),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "evidence: "+name) {
+			t.Errorf("%s to a failing writer = %v, want a wrapped write error", name, err)
+		}
+	}
+}
