@@ -1,6 +1,9 @@
 // Command gauntlet runs estates through their life on real Kubernetes API
 // servers and says how the engine under test compares with the oracle.
 //
+//	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR]
+//	gauntlet list
+//	gauntlet corpus fetch | import DIR
 //	gauntlet toolchain [--cache DIR] [--offline] [--tool NAME=PATH]...
 //	gauntlet cluster up [--substrate local|kind|kubeconfig] [--dir DIR]
 package main
@@ -23,6 +26,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run an estate's gauntlet and write its evidence", runRun},
+		{"list", "list the estates", runList},
+		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},
+		{"corpus", "fetch or import the pinned corpus files into the cache", runCorpus},
 		{"toolchain", "resolve, build and verify every pinned tool into the cache", runToolchain},
 		{"cluster", "cluster up: start a substrate cluster and keep it until Ctrl-C", runCluster},
 	}

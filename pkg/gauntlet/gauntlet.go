@@ -1,0 +1,76 @@
+// Package gauntlet runs an estate through its life on two clusters - the
+// engine under test on one, stock terraform as the oracle on the other -
+// and returns the result model the evidence renderers and the conformance
+// ledger read.
+//
+//	spec, _ := estate.Load("estates", "corpus-k8s-metrics-server")
+//	run, err := gauntlet.Run(ctx, spec, gauntlet.WithSubstrate("local"))
+package gauntlet
+
+import (
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+)
+
+// Option configures Run.
+type Option interface{ apply(*options) }
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+type options struct {
+	substrate   string
+	kubeconfigs [2]string
+	enginePath  string
+	cacheDir    string
+	workDir     string
+	logger      log.Logger
+	offline     bool
+	commit      string
+	reproduce   string
+	keep        bool
+	only        []string
+}
+
+// WithSubstrate picks the cluster provider: "local" (default), "kind" or
+// "kubeconfig" (see WithKubeconfigs).
+func WithSubstrate(name string) Option { return optionFunc(func(o *options) { o.substrate = name }) }
+
+// WithKubeconfigs gives the subject's and the oracle's existing clusters
+// for the "kubeconfig" substrate. They must be two different clusters.
+func WithKubeconfigs(subject, oracle string) Option {
+	return optionFunc(func(o *options) { o.kubeconfigs = [2]string{subject, oracle} })
+}
+
+// WithEngine runs the engine at path as the subject. Default: the pinned
+// OpenTofu from the toolchain.
+func WithEngine(path string) Option { return optionFunc(func(o *options) { o.enginePath = path }) }
+
+// WithCacheDir sets the toolchain and corpus cache. Default: the
+// toolchain's default (GAUNTLET_CACHE or the user cache dir).
+func WithCacheDir(dir string) Option { return optionFunc(func(o *options) { o.cacheDir = dir }) }
+
+// WithWorkDir is where roots and engine logs are written. Default: a new
+// temporary directory, removed after the run unless WithKeep.
+func WithWorkDir(dir string) Option { return optionFunc(func(o *options) { o.workDir = dir }) }
+
+// WithKeep keeps the work directory (roots, states, logs). Default: false.
+func WithKeep(keep bool) Option { return optionFunc(func(o *options) { o.keep = keep }) }
+
+// WithLogger receives live progress. Default: log.Discard().
+func WithLogger(l log.Logger) Option { return optionFunc(func(o *options) { o.logger = l }) }
+
+// WithOffline never tries a download while resolving the toolchain.
+func WithOffline(offline bool) Option { return optionFunc(func(o *options) { o.offline = offline }) }
+
+// WithCommit records the gauntlet commit the run was made at.
+func WithCommit(commit string) Option { return optionFunc(func(o *options) { o.commit = commit }) }
+
+// WithReproduce records the command that reproduces the run.
+func WithReproduce(cmd string) Option { return optionFunc(func(o *options) { o.reproduce = cmd }) }
+
+// WithStages runs only these stages (and reports the others not_run).
+// Default: every stage.
+func WithStages(ids ...string) Option {
+	return optionFunc(func(o *options) { o.only = append(o.only, ids...) })
+}

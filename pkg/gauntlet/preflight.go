@@ -1,0 +1,119 @@
+package gauntlet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+)
+
+// preflight is everything checked before any cluster starts: a bad estate,
+// an unknown stage, a missing or altered corpus file or an engine that is
+// not there must cost seconds, not a cluster start.
+type preflight struct {
+	tc         *toolchain.Toolchain
+	subject    *engine.Engine
+	oracle     *engine.Engine
+	sourceFile string
+}
+
+func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, error) {
+	for id := range spec.Skip {
+		if !stage.Known(id) {
+			return nil, fmt.Errorf("estate %s: skip names unknown stage %q (stages: %s)", spec.Name, id, strings.Join(stage.Canonical(), ", "))
+		}
+	}
+	for _, id := range o.only {
+		if !stage.Known(id) {
+			return nil, fmt.Errorf("unknown stage %q (stages: %s)", id, strings.Join(stage.Canonical(), ", "))
+		}
+	}
+	switch o.substrate {
+	case "local", "kind":
+	case "kubeconfig":
+		if o.kubeconfigs[0] == "" || o.kubeconfigs[1] == "" || o.kubeconfigs[0] == o.kubeconfigs[1] {
+			return nil, fmt.Errorf("substrate kubeconfig needs two different kubeconfigs, the subject's and the oracle's")
+		}
+	default:
+		return nil, fmt.Errorf("substrate %q: want local, kind or kubeconfig", o.substrate)
+	}
+	if o.enginePath != "" {
+		if _, err := os.Stat(o.enginePath); err != nil {
+			return nil, fmt.Errorf("engine %s: %w", o.enginePath, err)
+		}
+	}
+	p := &preflight{}
+	topts := []toolchain.Option{toolchain.WithLogger(o.logger), toolchain.WithOffline(o.offline)}
+	if o.cacheDir != "" {
+		topts = append(topts, toolchain.WithCacheDir(o.cacheDir))
+	}
+	cacheDir := o.cacheDir
+	if cacheDir == "" {
+		d, err := toolchain.DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		cacheDir = d
+	}
+	if spec.Source != nil {
+		f, err := corpus.Verified(cacheDir, spec.Source)
+		if err != nil {
+			return nil, fmt.Errorf("estate %s: %w", spec.Name, err)
+		}
+		p.sourceFile = f
+	}
+	tools := []string{"terraform", "terraform-provider-kubernetes", "terraform-provider-random"}
+	if o.substrate == "local" {
+		tools = append(tools, local.Tools()...)
+	}
+	if o.enginePath == "" {
+		tools = append(tools, "tofu")
+	}
+	tc, err := toolchain.Resolve(ctx, append(topts, toolchain.WithTools(tools...))...)
+	if err != nil {
+		return nil, err
+	}
+	p.tc = tc
+	enginePath := o.enginePath
+	if enginePath == "" {
+		enginePath = tc.Path("tofu")
+	}
+	if p.subject, err = engine.New(ctx, enginePath, tc.CLIConfig); err != nil {
+		return nil, err
+	}
+	if p.oracle, err = engine.New(ctx, tc.Path("terraform"), tc.CLIConfig); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// providersTF is the providers file gauntlet writes into every root: the
+// pinned kubernetes provider with an empty block reading KUBE_CONFIG_PATH.
+func providersTF(pins *toolchain.Pins) string {
+	version := ""
+	for _, pr := range pins.Providers {
+		if pr.Type == "kubernetes" {
+			version = pr.Version
+		}
+	}
+	return fmt.Sprintf(`# Written by gauntlet: the providers this run pins. The kubernetes provider
+# reads the cluster from KUBE_CONFIG_PATH, which gauntlet sets per side.
+terraform {
+  required_providers {
+    kubernetes = {
+      source  = "hashicorp/kubernetes"
+      version = %q
+    }
+  }
+}
+
+provider "kubernetes" {}
+`, version)
+}

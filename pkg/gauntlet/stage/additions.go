@@ -1,0 +1,91 @@
+package stage
+
+import (
+	"fmt"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+)
+
+// Stage additions: small resources gauntlet writes beside the estate's own
+// files, in the namespace the estate uses, for the stages whose shape the
+// estate itself does not have (a count, a create_before_destroy replace, a
+// dependent pair to crash between). Each lives in its own file and is
+// destroyed with the rest.
+
+func countFile(r *Run, n int) string {
+	return fmt.Sprintf(`# Written by gauntlet's change-count stage.
+resource "kubernetes_config_map_v1" "shard" {
+  count = %d
+  metadata {
+    name      = "%s-shard-${count.index}"
+    namespace = %q
+  }
+  data = {
+    shard = tostring(count.index)
+  }
+}
+`, n, r.Spec.Prefix, r.Spec.Namespace)
+}
+
+func shardObject(r *Run, i int) Object {
+	return Object{Address: fmt.Sprintf("kubernetes_config_map_v1.shard[%d]", i), Type: "kubernetes_config_map_v1",
+		Ref: estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: fmt.Sprintf("%s-shard-%d", r.Spec.Prefix, i)}}
+}
+
+// replaceFile names its ConfigMap after a hash of its content, so a content
+// change is a name change, which the provider can only make by replacing.
+func replaceFile(r *Run, content string) string {
+	return fmt.Sprintf(`# Written by gauntlet's create_before_destroy stage.
+locals {
+  gauntlet_replace_content = %q
+}
+
+resource "kubernetes_config_map_v1" "hashed" {
+  metadata {
+    name      = "%s-cfg-${substr(sha256(local.gauntlet_replace_content), 0, 8)}"
+    namespace = %q
+  }
+  data = {
+    content = local.gauntlet_replace_content
+  }
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+`, content, r.Spec.Prefix, r.Spec.Namespace)
+}
+
+// crashFile is a Secret and a ConfigMap reading the Secret's name, so at
+// -parallelism=1 the second create cannot start before the first commits.
+func crashFile(r *Run) string {
+	return fmt.Sprintf(`# Written by gauntlet's crash stage.
+resource "kubernetes_secret_v1" "crash_first" {
+  metadata {
+    name      = "%[1]s-crash-first"
+    namespace = %[2]q
+  }
+  data = {
+    token = "gauntlet"
+  }
+}
+
+resource "kubernetes_config_map_v1" "crash_second" {
+  metadata {
+    name      = "%[1]s-crash-second"
+    namespace = %[2]q
+  }
+  data = {
+    first = kubernetes_secret_v1.crash_first.metadata[0].name
+  }
+}
+`, r.Spec.Prefix, r.Spec.Namespace)
+}
+
+func crashObjects(r *Run) (first, second Object) {
+	ns := r.Spec.Namespace
+	first = Object{Address: "kubernetes_secret_v1.crash_first", Type: "kubernetes_secret_v1",
+		Ref: estate.Object{Version: "v1", Kind: "Secret", Namespace: ns, Name: r.Spec.Prefix + "-crash-first"}}
+	second = Object{Address: "kubernetes_config_map_v1.crash_second", Type: "kubernetes_config_map_v1",
+		Ref: estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: ns, Name: r.Spec.Prefix + "-crash-second"}}
+	return first, second
+}

@@ -1,0 +1,172 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+// resource resolves an object's kind to its API resource on this side.
+func (s *Side) resource(o estate.Object) (dynamic.ResourceInterface, error) {
+	m, err := s.Mapper.RESTMapping(schema.GroupKind{Group: o.Group, Kind: o.Kind}, o.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o, err)
+	}
+	ri := s.Dynamic.Resource(m.Resource)
+	if o.Namespace != "" {
+		return ri.Namespace(o.Namespace), nil
+	}
+	return ri, nil
+}
+
+// Get reads an object; a missing one is (nil, nil).
+func (s *Side) Get(ctx context.Context, o estate.Object) (*unstructured.Unstructured, error) {
+	ri, err := s.resource(o)
+	if err != nil {
+		return nil, err
+	}
+	u, err := ri.Get(ctx, o.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s on %s: %w", o, s.Name, err)
+	}
+	return u, nil
+}
+
+// Patch applies a JSON patch out of band, as a person with kubectl would.
+func (s *Side) Patch(ctx context.Context, o estate.Object, jsonPatch string) error {
+	ri, err := s.resource(o)
+	if err != nil {
+		return err
+	}
+	if _, err := ri.Patch(ctx, o.Name, types.JSONPatchType, []byte(jsonPatch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("patch %s on %s: %w", o, s.Name, err)
+	}
+	return nil
+}
+
+// Delete deletes an object out of band; a missing one is fine.
+func (s *Side) Delete(ctx context.Context, o estate.Object) error {
+	ri, err := s.resource(o)
+	if err != nil {
+		return err
+	}
+	if err := ri.Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s on %s: %w", o, s.Name, err)
+	}
+	return nil
+}
+
+// Missing returns the objects of objs that do not exist on this side.
+func (s *Side) Missing(ctx context.Context, objs []Object) ([]Object, error) {
+	var out []Object
+	for _, o := range objs {
+		u, err := s.Get(ctx, o.Ref)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// Present returns the objects of objs that still exist on this side.
+func (s *Side) Present(ctx context.Context, objs []Object) ([]Object, error) {
+	var out []Object
+	for _, o := range objs {
+		u, err := s.Get(ctx, o.Ref)
+		if err != nil {
+			return nil, err
+		}
+		if u != nil {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// field reads a dotted path with [i] indexes from an object, as a string.
+func field(u *unstructured.Unstructured, path string) (string, error) {
+	var cur any = u.Object
+	for _, part := range splitField(path) {
+		switch p := part.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return "", fmt.Errorf("%s: %q is not a map", path, p)
+			}
+			cur = m[p]
+		case int:
+			l, ok := cur.([]any)
+			if !ok || p >= len(l) {
+				return "", fmt.Errorf("%s: no index %d", path, p)
+			}
+			cur = l[p]
+		}
+	}
+	if cur == nil {
+		return "", fmt.Errorf("%s: not set", path)
+	}
+	return fmt.Sprint(cur), nil
+}
+
+// splitField splits "a.b[1].c" into "a", "b", 1, "c".
+func splitField(path string) []any {
+	var out []any
+	cur := ""
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; c {
+		case '.':
+			if cur != "" {
+				out = append(out, cur)
+			}
+			cur = ""
+		case '[':
+			if cur != "" {
+				out = append(out, cur)
+			}
+			cur = ""
+			j := i + 1
+			n := 0
+			for ; j < len(path) && path[j] != ']'; j++ {
+				n = n*10 + int(path[j]-'0')
+			}
+			out = append(out, n)
+			i = j
+		default:
+			cur += string(c)
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// Recreate creates an object again from a copy read earlier (a BREAK
+// putting back what it deleted), without the server-set fields.
+func (s *Side) Recreate(ctx context.Context, o estate.Object, from *unstructured.Unstructured) error {
+	ri, err := s.resource(o)
+	if err != nil {
+		return err
+	}
+	u := from.DeepCopy()
+	for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "uid"}, {"metadata", "creationTimestamp"}, {"metadata", "managedFields"}, {"metadata", "generation"}, {"status"}} {
+		unstructured.RemoveNestedField(u.Object, f...)
+	}
+	if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("recreate %s on %s: %w", o, s.Name, err)
+	}
+	return nil
+}

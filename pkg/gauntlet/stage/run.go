@@ -1,0 +1,121 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+)
+
+// Side is one cluster with the engines that act on it.
+type Side struct {
+	// Name is "subject" or "oracle".
+	Name    string
+	Cluster cluster.Cluster
+	// Proxy stands between the engines and the cluster; gauntlet's own
+	// reads go to the cluster directly.
+	Proxy *wire.Proxy
+	Root  *estate.Root
+	// Stock is the oracle CLI in this side's root: it cold-deploys both
+	// clusters, so the subject has stock state to migrate from.
+	Stock *engine.Workspace
+	// Engine is this side's engine: the engine under test on the subject
+	// side, the oracle CLI on the oracle side.
+	Engine *engine.Workspace
+
+	Dynamic dynamic.Interface
+	Mapper  meta.RESTMapper
+
+	mu    sync.Mutex
+	extra []*engine.Workspace
+}
+
+// Workspace opens another workspace of this side's engine (greenfield's
+// fresh root), counted with the side's calls.
+func (s *Side) Workspace(dir string) (*engine.Workspace, error) {
+	// Its own log folder: call numbers restart per workspace.
+	ws, err := s.Engine.Engine.Workspace(dir, s.Engine.Kubeconfig, filepath.Join(s.Engine.LogDir, filepath.Base(dir)))
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.extra = append(s.extra, ws)
+	s.mu.Unlock()
+	return ws, nil
+}
+
+// Calls counts every engine call made on this side so far.
+func (s *Side) Calls() int {
+	n := len(s.Engine.Calls())
+	if s.Stock != s.Engine {
+		n += len(s.Stock.Calls())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ws := range s.extra {
+		n += len(ws.Calls())
+	}
+	return n
+}
+
+// Run is what every stage works with.
+type Run struct {
+	Spec      *estate.Spec
+	Subject   *Side
+	Oracle    *Side
+	Log       log.Logger
+	Substrate cluster.Capabilities
+
+	// Observations later stages build on.
+	Objects   []Object
+	Baselines map[string]any
+	// Fresh materialises the estate's original root in a new directory on
+	// a side (greenfield applies it with no state).
+	Fresh func(side *Side, name string) (*estate.Root, error)
+
+	mu          sync.Mutex
+	coldOracle  *inventory.Inventory
+	coldObjects []Object
+}
+
+// Sides returns subject then oracle.
+func (r *Run) Sides() []*Side { return []*Side{r.Subject, r.Oracle} }
+
+// both runs f on the two sides at once and joins their errors, each
+// prefixed with its side's name.
+func (r *Run) both(ctx context.Context, f func(ctx context.Context, s *Side) error) error {
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, s := range r.Sides() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("%s: panic: %v", s.Name, p)
+				}
+			}()
+			if err := f(ctx, s); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", s.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (r *Run) coldInventory() *inventory.Inventory {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.coldOracle
+}

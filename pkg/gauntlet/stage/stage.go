@@ -1,0 +1,78 @@
+// Package stage holds the gauntlet's stages, one small file each. A stage
+// makes the same change on both sides - the subject (the engine under
+// test on its cluster) and the oracle (stock terraform on its own) -
+// observes plans and live objects, asserts, and then runs its BREAK: a
+// corruption after which the same assertion must fail.
+package stage
+
+import (
+	"context"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+)
+
+// Stage is one step of an estate's life.
+type Stage interface {
+	// ID is the stable identifier ("drift_reconverge").
+	ID() string
+	// Title is what the evidence page shows ("Drift and reconverge").
+	Title() string
+	// Headline stages decide whether a run is clear.
+	Headline() bool
+	// Requirements are the conformance requirement IDs it proves.
+	Requirements() []string
+	// Needs are subject capabilities without which it does not run.
+	Needs() []engine.Capability
+	// After are stage IDs that must have passed first.
+	After() []string
+	// Run acts, observes and asserts through rec. An error is a failure
+	// of the stage's machinery (a plan that did not run), reported as a
+	// failed stage with the error in its detail.
+	Run(ctx context.Context, r *Run, rec *Recorder) error
+}
+
+// info implements the descriptive half of Stage.
+type info struct {
+	id, title string
+	headline  bool
+	reqs      []string
+	needs     []engine.Capability
+	after     []string
+}
+
+func (m info) ID() string                 { return m.id }
+func (m info) Title() string              { return m.title }
+func (m info) Headline() bool             { return m.headline }
+func (m info) Requirements() []string     { return m.reqs }
+func (m info) Needs() []engine.Capability { return m.needs }
+func (m info) After() []string            { return m.after }
+
+// All returns every stage in run order. The evidence page orders rows by
+// Canonical instead: plan_approval runs before teardown because it needs
+// the estate deployed.
+func All() []Stage {
+	return []Stage{
+		coldDeploy(), migrate(), testPlan(), testApply(), driftReconverge(),
+		day2Rename(), day2Remove(), day2Count(), day2Replace(), day2Crash(),
+		planApproval(), day2Teardown(), greenfield(), strict(), planNoLocalState(),
+	}
+}
+
+// Canonical is the order stages are shown in.
+func Canonical() []string {
+	return []string{
+		"cold_deploy", "migrate", "test_plan", "test_apply", "drift_reconverge",
+		"day2_rename", "day2_remove", "day2_count", "day2_replace", "day2_crash",
+		"day2_teardown", "plan_approval", "greenfield", "strict", "plan_no_local_state",
+	}
+}
+
+// Known reports whether id names a stage.
+func Known(id string) bool {
+	for _, s := range Canonical() {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+)
+
+func runCorpus(ctx context.Context, args []string) error {
+	if len(args) == 0 || (args[0] != "fetch" && args[0] != "import") {
+		return fmt.Errorf("usage: gauntlet corpus fetch [estate...] | gauntlet corpus import DIR [estate...]")
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("corpus "+verb, flag.ContinueOnError)
+	cache := fs.String("cache", "", "cache directory (default $"+toolchain.CacheEnv+", else the user cache dir)")
+	estates := fs.String("estates", "estates", "directory holding the estates")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	dir := ""
+	if verb == "import" {
+		if len(rest) == 0 {
+			return fmt.Errorf("usage: gauntlet corpus import DIR [estate...]")
+		}
+		dir, rest = rest[0], rest[1:]
+	}
+	if *cache == "" {
+		d, err := toolchain.DefaultCacheDir()
+		if err != nil {
+			return err
+		}
+		*cache = d
+	}
+	names := rest
+	if len(names) == 0 {
+		var err error
+		if names, err = estate.List(*estates); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for _, name := range names {
+		spec, err := estate.Load(*estates, name)
+		if err != nil {
+			return err
+		}
+		if spec.Source == nil {
+			continue
+		}
+		var p string
+		if verb == "import" {
+			p, err = corpus.Import(*cache, dir, spec.Source)
+		} else {
+			p, err = corpus.Fetch(ctx, *cache, spec.Source)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Printf("%s: %s (sha256 %s verified)\n", name, p, spec.Source.SHA256[:12])
+		n++
+	}
+	fmt.Printf("%d corpus file(s) in %s\n", n, *cache)
+	return nil
+}

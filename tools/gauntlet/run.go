@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+)
+
+// runExit carries the run's exit code (1 when not clear) to main.
+type runExit int
+
+func (e runExit) Error() string { return fmt.Sprintf("the run is not clear (exit %d)", int(e)) }
+func (e runExit) ExitCode() int { return int(e) }
+
+func runRun(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var tf toolchainFlags
+	tf.register(fs)
+	enginePath := fs.String("engine", "", "engine under test (default: the pinned OpenTofu)")
+	substrate := fs.String("substrate", "local", "local, kind or kubeconfig")
+	subjectKC := fs.String("subject-kubeconfig", "", "with --substrate kubeconfig: the subject's cluster")
+	oracleKC := fs.String("oracle-kubeconfig", "", "with --substrate kubeconfig: the oracle's cluster")
+	out := fs.String("out", "", "directory for evidence.md, run.json and junit.xml (default out/<estate>)")
+	estates := fs.String("estates", "estates", "directory holding the estates")
+	keep := fs.Bool("keep", false, "keep the work directory (roots, states, engine logs)")
+	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
+	if err := fs.Parse(reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("usage: gauntlet run <estate> [flags]  (gauntlet list shows the estates)")
+	}
+	name := fs.Arg(0)
+	spec, err := estate.Load(*estates, name)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = filepath.Join("out", name)
+	}
+	l := log.New(os.Stderr)
+	opts := []gauntlet.Option{
+		gauntlet.WithLogger(l), gauntlet.WithSubstrate(*substrate), gauntlet.WithOffline(tf.offline), gauntlet.WithKeep(*keep),
+		gauntlet.WithCommit(gitCommit()), gauntlet.WithReproduce("go run ./tools/gauntlet run " + strings.Join(args, " ")),
+	}
+	if *substrate == "kubeconfig" {
+		opts = append(opts, gauntlet.WithKubeconfigs(*subjectKC, *oracleKC))
+	}
+	if *enginePath != "" {
+		opts = append(opts, gauntlet.WithEngine(*enginePath))
+	}
+	if tf.cache != "" {
+		opts = append(opts, gauntlet.WithCacheDir(tf.cache))
+	}
+	if *stages != "" {
+		opts = append(opts, gauntlet.WithStages(strings.Split(*stages, ",")...))
+	}
+	if *keep {
+		opts = append(opts, gauntlet.WithWorkDir(filepath.Join(*out, "work")))
+	}
+	start := time.Now()
+	res, err := gauntlet.Run(ctx, spec, opts...)
+	if err != nil {
+		return err
+	}
+	paths, err := evidence.WriteAll(*out, res)
+	if err != nil {
+		return err
+	}
+	verdict := "Clear"
+	if !res.Clear() {
+		verdict = "NOT clear"
+	}
+	fmt.Printf("%s: %s in %s\n", name, verdict, time.Since(start).Round(100*time.Millisecond))
+	for _, s := range res.Stages {
+		fmt.Printf("  %-22s %-8s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
+	}
+	for _, p := range paths {
+		fmt.Println("wrote", p)
+	}
+	if res.ExitCode != 0 {
+		return runExit(res.ExitCode)
+	}
+	return nil
+}
+
+// reorder lets the estate name come before the flags.
+func reorder(args []string) []string {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return append(append([]string{}, args[1:]...), args[0])
+	}
+	return args
+}
+
+// gitCommit is the gauntlet checkout's commit, "-dirty" when it has
+// uncommitted changes; empty outside a git checkout.
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		c += "-dirty"
+	}
+	return c
+}
+
+func runList(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	estates := fs.String("estates", "estates", "directory holding the estates")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	names, err := estate.List(*estates)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		spec, err := estate.Load(*estates, n)
+		if err != nil {
+			fmt.Printf("%-32s INVALID: %v\n", n, err)
+			continue
+		}
+		fmt.Printf("%-32s lane %-11s set %-8s %s\n", n, spec.Lane, spec.Set, spec.Title)
+	}
+	return nil
+}
