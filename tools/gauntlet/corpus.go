@@ -4,9 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
@@ -65,5 +68,49 @@ func runCorpus(ctx context.Context, args []string) error {
 		n++
 	}
 	fmt.Printf("%d corpus file(s) in %s\n", n, *cache)
+	return nil
+}
+
+// ensureCorpus brings an estate's corpus file into the cache if it is not
+// there yet, so `gauntlet run` needs no separate set-up: from
+// $GAUNTLET_CORPUS_DIR, else ../shared/corpus beside the checkout, else a
+// fetch when online. Each attempt is said out loud.
+func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline bool, l log.Logger) error {
+	if spec.Source == nil {
+		return nil
+	}
+	if cache == "" {
+		d, err := toolchain.DefaultCacheDir()
+		if err != nil {
+			return err
+		}
+		cache = d
+	}
+	if _, err := corpus.Verified(cache, spec.Source); err == nil {
+		return nil
+	}
+	var dirs []string
+	if d := os.Getenv("GAUNTLET_CORPUS_DIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	dirs = append(dirs, filepath.Join("..", "shared", "corpus"))
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		p, err := corpus.Import(cache, d, spec.Source)
+		if err == nil {
+			l.Infof("corpus: imported %s from %s (sha256 verified)", spec.Source.Path, d)
+			return nil
+		}
+		l.Warnf("corpus: %v (%s)", err, p)
+	}
+	if offline {
+		return fmt.Errorf("corpus file for %s is not cached and offline: run `go run ./tools/gauntlet corpus import DIR`", spec.Name)
+	}
+	l.Infof("corpus: fetching %s at %s (network)", spec.Source.Repository, spec.Source.Commit[:10])
+	if _, err := corpus.Fetch(ctx, cache, spec.Source); err != nil {
+		return err
+	}
 	return nil
 }

@@ -49,6 +49,9 @@ func runRun(ctx context.Context, args []string) error {
 		*out = filepath.Join("out", name)
 	}
 	l := log.New(os.Stderr)
+	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+		return err
+	}
 	opts := []gauntlet.Option{
 		gauntlet.WithLogger(l), gauntlet.WithSubstrate(*substrate), gauntlet.WithOffline(tf.offline), gauntlet.WithKeep(*keep),
 		gauntlet.WithCommit(gitCommit()), gauntlet.WithReproduce("go run ./tools/gauntlet run " + strings.Join(args, " ")),
