@@ -190,7 +190,10 @@ func Parse(raw []byte) (*Spec, error) {
 	return &s, s.validate()
 }
 
-var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var (
+	sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	commitRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+)
 
 func (s *Spec) validate() error {
 	switch {
@@ -206,8 +209,8 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("kinds: at least one kind is required")
 	}
 	if src := s.Source; src != nil {
-		if src.Repository == "" || src.Path == "" || len(src.Commit) != 40 {
-			return fmt.Errorf("source: repository, path and a 40-hex commit are required")
+		if src.Repository == "" || src.Path == "" || !commitRE.MatchString(src.Commit) {
+			return fmt.Errorf("source: repository, path and a full 40-hex commit are required (quote the commit in YAML)")
 		}
 		if !sha256RE.MatchString(src.SHA256) {
 			return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)

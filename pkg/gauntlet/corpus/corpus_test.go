@@ -1,0 +1,89 @@
+package corpus
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+)
+
+func source(content string) *estate.Source {
+	h := sha256.Sum256([]byte(content))
+	return &estate.Source{Repository: "https://example.test/owner/repo", Commit: strings.Repeat("ab", 20), Path: "dir/main.tf", SHA256: hex.EncodeToString(h[:])}
+}
+
+func layout(t *testing.T, withHost bool, src *estate.Source, content string) string {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "owner", "repo")
+	if withHost {
+		base = filepath.Join(dir, "example.test", "owner", "repo")
+	}
+	p := filepath.Join(base, src.Commit, "dir", "main.tf")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte(content), 0o644)
+	return dir
+}
+
+func TestImportVerifiesBothLayouts(t *testing.T) {
+	for _, withHost := range []bool{false, true} {
+		src := source("resource {}\n")
+		cache := t.TempDir()
+		if _, err := Verified(cache, src); err == nil || !strings.Contains(err.Error(), "corpus import") {
+			t.Errorf("an empty cache does not name the import command: %v", err)
+		}
+		p, err := Import(cache, layout(t, withHost, src, "resource {}\n"), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Verified(cache, src); err != nil || got != p {
+			t.Errorf("Verified = %q, %v; want %q", got, err, p)
+		}
+	}
+}
+
+func TestAlteredFilesAreRefused(t *testing.T) {
+	src := source("resource {}\n")
+	cache := t.TempDir()
+	if _, err := Import(cache, layout(t, false, src, "resource { tampered }\n"), src); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Errorf("an altered file was imported: %v", err)
+	}
+	p, err := Import(cache, layout(t, false, src, "resource {}\n"), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o644)
+	os.WriteFile(p, []byte("changed in the cache\n"), 0o644)
+	if _, err := Verified(cache, src); err == nil || !strings.Contains(err.Error(), "the pin says") {
+		t.Errorf("a cache file changed after import was accepted: %v", err)
+	}
+}
+
+func TestFetchOfflineFailsFastWithTheFix(t *testing.T) {
+	src := source("x")
+	src.Repository = "https://127.0.0.1:1/owner/repo"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Fetch(ctx, t.TempDir(), src)
+	if err == nil || !strings.Contains(err.Error(), "corpus import") {
+		t.Errorf("a fetch that cannot reach the repository: %v", err)
+	}
+}
+
+func TestRepositoryURLs(t *testing.T) {
+	if _, _, err := split("not a url"); err == nil {
+		t.Error("accepted a non-URL")
+	}
+	if _, _, err := split("https://host/only-owner"); err == nil {
+		t.Error("accepted a URL without owner/repo")
+	}
+	host, repo, err := split("https://github.com/kubernetes/k8s.io.git")
+	if err != nil || host != "github.com" || repo != "kubernetes/k8s.io" {
+		t.Errorf("split = %q %q %v", host, repo, err)
+	}
+}

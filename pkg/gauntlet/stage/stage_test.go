@@ -1,0 +1,176 @@
+package stage
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	tfjson "github.com/hashicorp/terraform-json"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestStagesAreWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range All() {
+		if seen[s.ID()] {
+			t.Errorf("stage %s twice", s.ID())
+		}
+		seen[s.ID()] = true
+		if !Known(s.ID()) || s.Title() == "" || len(s.Requirements()) == 0 {
+			t.Errorf("stage %s: known=%v title=%q requirements=%v", s.ID(), Known(s.ID()), s.Title(), s.Requirements())
+		}
+		for _, dep := range s.After() {
+			if !seen[dep] {
+				t.Errorf("stage %s runs before its dependency %s", s.ID(), dep)
+			}
+		}
+	}
+	if len(seen) != len(Canonical()) {
+		t.Errorf("%d stages, %d in the canonical order", len(seen), len(Canonical()))
+	}
+}
+
+func TestObjectsFromState(t *testing.T) {
+	st := &tfjson.State{Values: &tfjson.StateValues{RootModule: &tfjson.StateModule{Resources: []*tfjson.StateResource{
+		{Address: "kubernetes_deployment.m", Mode: tfjson.ManagedResourceMode, Type: "kubernetes_deployment",
+			AttributeValues: map[string]any{"metadata": []any{map[string]any{"name": "ms", "namespace": "kube-system"}}}},
+		{Address: "kubernetes_api_service.m", Mode: tfjson.ManagedResourceMode, Type: "kubernetes_api_service",
+			AttributeValues: map[string]any{"metadata": []any{map[string]any{"name": "v1beta1.metrics.k8s.io"}}}},
+		{Address: "kubernetes_config_map_v1.c", Mode: tfjson.ManagedResourceMode, Type: "kubernetes_config_map_v1",
+			AttributeValues: map[string]any{"metadata": []any{map[string]any{"name": "c", "namespace": "default"}}}},
+		{Address: "random_pet.p", Mode: tfjson.ManagedResourceMode, Type: "random_pet"},
+	}}}}
+	objs, err := objectsFromState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 3 {
+		t.Fatalf("objects %+v", objs)
+	}
+	if o := objs[0]; o.Address != "kubernetes_api_service.m" || o.Ref.Group != "apiregistration.k8s.io" || importID(o) != "v1beta1.metrics.k8s.io" {
+		t.Errorf("APIService: %+v id %s", o, importID(o))
+	}
+	if o := objs[2]; o.Ref.Kind != "Deployment" || importID(o) != "kube-system/ms" {
+		t.Errorf("Deployment: %+v", o)
+	}
+	if d := describe(objs); d != "the APIService v1beta1.metrics.k8s.io, a ConfigMap and a Deployment" {
+		t.Errorf("describe = %q", d)
+	}
+	st.Values.RootModule.Resources = append(st.Values.RootModule.Resources, &tfjson.StateResource{Address: "kubernetes_unknown.x", Mode: tfjson.ManagedResourceMode, Type: "kubernetes_unknown"})
+	if _, err := objectsFromState(st); err == nil {
+		t.Error("an unmapped resource type passed silently")
+	}
+}
+
+func TestFieldPaths(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"containers": []any{
+		map[string]any{"args": []any{"--a", "--secure-port=10250"}},
+	}}}}
+	if got, err := field(u, "spec.containers[0].args[1]"); err != nil || got != "--secure-port=10250" {
+		t.Errorf("field = %q, %v", got, err)
+	}
+	for _, bad := range []string{"spec.containers[3].args[0]", "spec.missing", "spec.containers[0].args[1].x"} {
+		if _, err := field(u, bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+func plan(changes ...engine.Change) *engine.Plan {
+	p := &engine.Plan{Changes: changes}
+	for _, c := range changes {
+		for _, a := range c.Actions {
+			switch a {
+			case "create":
+				p.Counts.Add++
+			case "update":
+				p.Counts.Change++
+			case "delete":
+				p.Counts.Destroy++
+			}
+		}
+	}
+	return p
+}
+
+func TestPlanAssertions(t *testing.T) {
+	upd := engine.Change{Address: "a.x", Actions: []string{"update"}}
+	del := engine.Change{Address: "b.y", Actions: []string{"delete"}}
+	noop := engine.Change{Address: "c.z", Actions: []string{"no-op"}}
+	if err := exactly(plan(upd, noop), map[string]string{"a.x": "update"}); err != nil {
+		t.Error(err)
+	}
+	if err := exactly(plan(upd, del), map[string]string{"a.x": "update"}); err == nil || !strings.Contains(err.Error(), "b.y: unexpected delete") {
+		t.Errorf("an extra destroy: %v", err)
+	}
+	if err := exactly(plan(noop), map[string]string{"a.x": "update"}); err == nil || !strings.Contains(err.Error(), "planned nothing") {
+		t.Errorf("a missing update: %v", err)
+	}
+	if err := empty(plan(noop)); err != nil {
+		t.Error(err)
+	}
+	if err := empty(plan(upd)); err == nil {
+		t.Error("an update counted as empty")
+	}
+	if err := sameShape(plan(upd), plan(upd, noop)); err != nil {
+		t.Error(err)
+	}
+	if err := sameShape(plan(upd), plan(del)); err == nil {
+		t.Error("different shapes compared equal")
+	}
+}
+
+func TestApplyOrder(t *testing.T) {
+	out := strings.Join([]string{
+		"kubernetes_config_map_v1.hashed: Creating...",
+		"kubernetes_config_map_v1.hashed: Creation complete after 0s [id=kube-system/ms-cfg-b]",
+		"kubernetes_config_map_v1.hashed (deposed object 1234abcd): Destroying... [id=kube-system/ms-cfg-a]",
+		"kubernetes_config_map_v1.hashed: Destruction complete after 0s",
+	}, "\n")
+	if c, d := applyOrder(out); c != 2 || d != 3 {
+		t.Errorf("applyOrder = %d, %d", c, d)
+	}
+	if c, d := applyOrder("nothing"); c != 0 || d != 0 {
+		t.Errorf("applyOrder of nothing = %d, %d", c, d)
+	}
+}
+
+func TestUndoAdd(t *testing.T) {
+	got := undoAdd(`[{"op":"add","path":"/metadata/labels/stray","value":"yes"}]`)
+	if got != `[{"op":"remove","path":"/metadata/labels/stray"}]` {
+		t.Errorf("undoAdd = %s", got)
+	}
+}
+
+func TestRecorderVerdicts(t *testing.T) {
+	rec := NewRecorder()
+	rec.Check("ok", nil, "fine")
+	rec.Say("lower case start")
+	rec.Break("b", "corrupts", func() (error, error) { return errString("fails"), nil })
+	if rec.Failed() {
+		t.Error("a passing check and a failing BREAK make a failed stage")
+	}
+	rec.Break("weak", "corrupts nothing", func() (error, error) { return nil, nil })
+	if !rec.Failed() {
+		t.Error("a BREAK that did not fail left the stage green")
+	}
+	var st result.Stage
+	rec.Fill(&st)
+	if !strings.HasPrefix(st.Detail, "Lower case start.") || len(st.Breaks) != 2 || st.Breaks[1].Failed {
+		t.Errorf("filled %+v", st)
+	}
+	rec2 := NewRecorder()
+	rec2.NotRun("needs kind", "no containers")
+	if rec2.Failed() {
+		t.Error("a not_run check failed the stage")
+	}
+	if !slices.ContainsFunc(func() []result.Check { var s result.Stage; rec2.Fill(&s); return s.Checks }(), func(c result.Check) bool { return c.Verdict == result.NotRun }) {
+		t.Error("the not_run check is not recorded")
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
