@@ -30,6 +30,7 @@ func commands() []command {
 		{"list", "list the estates", runList},
 		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},
 		{"corpus", "fetch or import the pinned corpus files into the cache", runCorpus},
+		{"status", "requirement coverage and proof from the conformance ledger", runStatus},
 		{"toolchain", "resolve, build and verify every pinned tool into the cache", runToolchain},
 		{"cluster", "cluster up: start a substrate cluster and keep it until Ctrl-C", runCluster},
 	}

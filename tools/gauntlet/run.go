@@ -34,6 +34,7 @@ func runRun(ctx context.Context, args []string) error {
 	estates := fs.String("estates", "estates", "directory holding the estates")
 	keep := fs.Bool("keep", false, "keep the work directory (roots, states, engine logs)")
 	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
+	rec := fs.Bool("record", false, "append the result to conformance/runs/ledger.jsonl and keep its evidence there (commit them)")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
 	}
@@ -90,6 +91,13 @@ func runRun(ctx context.Context, args []string) error {
 	}
 	for _, p := range paths {
 		fmt.Println("wrote", p)
+	}
+	if *rec {
+		dir, err := record(res)
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+		fmt.Printf("recorded in %s and %s: commit both; `gauntlet status` derives proof from them\n", ledgerPath, dir)
 	}
 	if res.ExitCode != 0 {
 		return runExit(res.ExitCode)
