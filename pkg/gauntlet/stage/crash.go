@@ -72,17 +72,7 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	rec.Check("same as the oracle", sameShape(subj, orc), "stock's plan from the same position")
 	if err := rec.Break("unbound", "removes "+first.Address+" from the state, so the first object is no longer bound", func() (error, error) {
-		restore, err := r.backupState(r.Subject)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := r.Subject.Engine.StateRm(ctx, first.Address); err != nil {
-			return nil, err
-		}
-		p, err := r.Subject.plan(ctx, planDefaults())
-		if rerr := restore(); err == nil {
-			err = rerr
-		}
+		p, err := r.planUnbound(ctx, first.Address)
 		if err != nil {
 			return nil, err
 		}

@@ -52,17 +52,7 @@ func (s *migrateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 
 	victim := r.Objects[0].Address
 	return rec.Break("state_rm", "removes "+victim+" from the adopted state", func() (error, error) {
-		restore, err := r.backupState(r.Subject)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := r.Subject.Engine.StateRm(ctx, victim); err != nil {
-			return nil, err
-		}
-		p, err := r.Subject.plan(ctx, planDefaults())
-		if rerr := restore(); err == nil {
-			err = rerr
-		}
+		p, err := r.planUnbound(ctx, victim)
 		if err != nil {
 			return nil, err
 		}
