@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 )
 
 func coldDeploy() Stage {
@@ -79,10 +80,15 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	if err := r.captureColdOracle(ctx); err != nil {
 		return err
 	}
+	same, err := sameObjects(ctx, r)
+	if err != nil {
+		return err
+	}
+	rec.Check("both clusters hold the same objects", same, "compared object by object, labels and annotations included, server-set fields and defaults aside")
 	r.availability(ctx, rec, "after the cold deploy")
 	rec.Say("%d objects (%s) applied by stock %s from %s plus %s, on %s",
 		len(r.Objects), describe(r.Objects), r.Subject.Stock.Engine.Profile, r.sourceLine(), r.deltaLine(), r.Subject.Cluster.Substrate())
-	rec.Say("a terraform.tfstate with %d instances on each side; %s read beforehand as the teardown's baseline; the identical root cold-deployed on the oracle cluster as every later stage's reference",
+	rec.Say("a terraform.tfstate with %d instances on each side, and the two clusters' objects identical object by object; %s read beforehand as the teardown's baseline; the identical root cold-deployed on the oracle cluster as every later stage's reference",
 		len(r.Objects), r.baselineLine())
 
 	victim := r.Objects[len(r.Objects)-1]
@@ -98,4 +104,19 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		}
 		return assertErr, err
 	})
+}
+
+// sameObjects compares the subject cluster's objects with the oracle's,
+// object by object: the same root applied by the same CLI must leave the
+// same world on both, or no later comparison means anything.
+func sameObjects(ctx context.Context, r *Run) (error, error) {
+	got, err := readObjects(ctx, r.Subject, r.Objects)
+	if err != nil {
+		return nil, err
+	}
+	rep := inventory.Compare(*r.coldInventory(), got)
+	if !rep.Equal() {
+		return fmt.Errorf("%s", rep), nil
+	}
+	return nil, nil
 }
