@@ -118,7 +118,13 @@ func store(cacheDir string, src *estate.Source, b []byte, from string) (string, 
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err
 	}
-	return p, os.WriteFile(p, b, 0o444|0o200)
+	// Write then rename: a concurrent reader sees the old file or the new
+	// one, never half of it (which would fail its sha256 check).
+	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return "", err
+	}
+	return p, os.Rename(tmp, p)
 }
 
 // split turns https://github.com/kubernetes/k8s.io into ("github.com",
