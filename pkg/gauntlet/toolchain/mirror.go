@@ -60,7 +60,8 @@ func placeLink(src, dst string) error {
 	if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
 		return nil
 	}
-	tmp := dst + ".tmp"
+	// A per-process name: two test binaries may lay the mirror out at once.
+	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
 	os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
 		if err := copyFile(src, tmp, 0o755); err != nil {
