@@ -64,7 +64,7 @@ func TestBaselineOnALiveControlPlane(t *testing.T) {
 		estate := createEstate(t, ctx, cs)
 		// Proof the control plane rewrote something of its own: the
 		// aggregation controller put the estate's rule into "view".
-		waitUntil(t, ctx, "view aggregates the estate rule", func() (bool, error) {
+		testenv.WaitUntil(t, ctx, "view aggregates the estate rule", func() (bool, error) {
 			return viewHasEstateRule(ctx, cs)
 		})
 		during, err := baseline.Take(ctx, cfg, scope)
@@ -107,7 +107,7 @@ func TestBaselineOnALiveControlPlane(t *testing.T) {
 			t.Fatal(err)
 		}
 		must(t, "delete", cs.CoreV1().ConfigMaps(ks).Delete(ctx, name, metav1.DeleteOptions{}))
-		waitUntil(t, ctx, name+" recreated", func() (bool, error) {
+		testenv.WaitUntil(t, ctx, name+" recreated", func() (bool, error) {
 			cm, err := cs.CoreV1().ConfigMaps(ks).Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return false, nil
@@ -241,23 +241,5 @@ func must(t *testing.T, what string, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// waitUntil polls f until it holds, failing the test at ctx's deadline.
-func waitUntil(t *testing.T, ctx context.Context, what string, f func() (bool, error)) {
-	t.Helper()
-	var last error
-	for {
-		ok, err := f()
-		if ok {
-			return
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not within the bound (last error: %v)", what, last)
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 }

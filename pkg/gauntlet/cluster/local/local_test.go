@@ -162,7 +162,7 @@ func TestLocalClusterServesEstateKinds(t *testing.T) {
 	}
 
 	// kwok runs the pods, so the rollout completes.
-	waitUntil(t, ctx, "deployment web Available with 2 ready replicas", func() (bool, error) {
+	testenv.WaitUntil(t, ctx, "deployment web Available with 2 ready replicas", func() (bool, error) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -181,7 +181,7 @@ func TestLocalClusterServesEstateKinds(t *testing.T) {
 		return apiservices.Delete(ctx, "v1beta1.metrics.k8s.io", metav1.DeleteOptions{})
 	})
 	must(t, "delete namespace", func() error { return cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
-	waitUntil(t, ctx, "namespace deletion completes", func() (bool, error) {
+	testenv.WaitUntil(t, ctx, "namespace deletion completes", func() (bool, error) {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -254,22 +254,5 @@ func must(t *testing.T, what string, f func() error) {
 	t.Helper()
 	if err := f(); err != nil {
 		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func waitUntil(t *testing.T, ctx context.Context, what string, f func() (bool, error)) {
-	t.Helper()
-	var last error
-	for {
-		ok, err := f()
-		if ok {
-			return
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not within the bound (last error: %v)", what, last)
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 }

@@ -60,3 +60,22 @@ func (l tlogger) Infof(format string, args ...any) { l.t.Logf("%s", fmt.Sprintf(
 func (l tlogger) Warnf(format string, args ...any) {
 	l.t.Logf("WARNING: %s", fmt.Sprintf(format, args...))
 }
+
+// WaitUntil polls f every 100 ms until it holds, failing the test with
+// the last error when ctx ends.
+func WaitUntil(t testing.TB, ctx context.Context, what string, f func() (bool, error)) {
+	t.Helper()
+	var last error
+	for {
+		ok, err := f()
+		if ok {
+			return
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not within the bound (last error: %v)", what, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
