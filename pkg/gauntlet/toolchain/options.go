@@ -52,7 +52,8 @@ func WithBinary(name, path string) Option {
 }
 
 // WithTools limits Resolve to the named tools (the providers' tools are
-// added when any provider is wanted). Default: every pinned tool.
+// added when any provider is wanted). Default: every pinned tool outside a
+// group (tools of a group, e.g. "kind-node", are resolved only by name).
 func WithTools(names ...string) Option {
 	return optionFunc(func(o *options) { o.tools = append(o.tools, names...) })
 }

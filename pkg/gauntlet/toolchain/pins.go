@@ -22,6 +22,8 @@ type Pins struct {
 	Providers     []Provider `json:"providers"`
 	ProviderHosts []string   `json:"provider_hosts"`
 	Kind          KindPins   `json:"kind"`
+	// Docker is the engine gauntlet starts for kind when none answers.
+	Docker *DockerPins `json:"docker,omitempty"`
 
 	// files holds the tool modules' go.mod/go.sum, keyed "<dir>/tool.mod".
 	files fs.FS
@@ -33,6 +35,10 @@ type ToolPin struct {
 	Version string `json:"version"`
 	// Role is "oracle" or "subject" for the two CLIs, empty otherwise.
 	Role string `json:"role,omitempty"`
+	// Group, when set, keeps the tool out of the default set: it is
+	// resolved only when asked for by name ("kind-node": what only the
+	// self-built kind node image carries).
+	Group string `json:"group,omitempty"`
 	// HCInstall lets hashicorp/hc-install look for the binary (PATH first,
 	// then HashiCorp's releases when online) before building it.
 	HCInstall bool `json:"hc_install,omitempty"`
@@ -53,11 +59,17 @@ type WrapperBuild struct {
 	Dir string `json:"dir"`
 	// Module is the module the tool comes from; tool.mod requires it at
 	// the pinned version, and the binary's build info must say so.
-	Module  string `json:"module"`
+	Module  string `json:"module,omitempty"`
 	Package string `json:"package"`
 	// Main names a main package gauntlet writes itself ("etcd"), for
 	// modules that publish no buildable main.
 	Main string `json:"main,omitempty"`
+	// MainFile is a main package stored in the tool module's directory
+	// (tools/<dir>/<main_file>, never named *.go so that it is not a
+	// package of this module): CoreDNS with the plugins kubeadm's Corefile
+	// uses, or a program with no upstream module at all (pause), whose
+	// Module is then empty and whose build info must name the tool module.
+	MainFile string `json:"main_file,omitempty"`
 	// Assets are files copied from AssetsModule (as the tool module
 	// resolves it) next to the binary, e.g. kwok's stage configs.
 	AssetsModule string   `json:"assets_module,omitempty"`
@@ -89,12 +101,67 @@ type Provider struct {
 type KindPins struct {
 	Version    string      `json:"version"`
 	NodeImages []NodeImage `json:"node_images"`
+	// NodeBuild is what the node image marked Build is built from.
+	NodeBuild *NodeBuild `json:"node_build,omitempty"`
 }
 
 // NodeImage is one kind node image, always "name:tag@sha256:digest".
 type NodeImage struct {
 	Kubernetes string `json:"kubernetes"`
 	Image      string `json:"image"`
+	// Build marks the image gauntlet builds itself from Kind.NodeBuild
+	// (go run ./tools/gauntlet kind node-image). Its digest is the sha256
+	// of its image config, which Docker reports as the image ID.
+	Build bool `json:"build,omitempty"`
+}
+
+// NodeBuild pins everything a self-built kind node image is made of.
+type NodeBuild struct {
+	// Repository names the node image, tagged with Kubernetes.
+	Repository string `json:"repository"`
+	Kubernetes string `json:"kubernetes"`
+	// ImageRepository names the images preloaded in the node (kubeadm's
+	// imageRepository). Both names use a reserved domain no registry
+	// serves, so a missing image fails instead of being pulled.
+	ImageRepository string `json:"image_repository"`
+	// Epoch (RFC 3339) is SOURCE_DATE_EPOCH: every timestamp in the image.
+	Epoch  string     `json:"epoch"`
+	Debian DebianPins `json:"debian"`
+	// Binaries are tools installed into the node's /usr/bin.
+	Binaries []string `json:"binaries"`
+	// Images are single-layer images of pinned tools, preloaded into the
+	// node's containerd.
+	Images []ImagePin `json:"images"`
+}
+
+// DebianPins is the node's root filesystem: debootstrap of a suite.
+type DebianPins struct {
+	Suite   string `json:"suite"`
+	Variant string `json:"variant"`
+	// Debootstrap is the version of Debian's debootstrap package used.
+	Debootstrap string `json:"debootstrap"`
+	// Packages are what debootstrap includes beyond the variant.
+	Packages []string `json:"packages"`
+	// Locked is the exact package set ("name=version", sorted) a build
+	// must find; a suite that moved fails the build instead of silently
+	// producing another image.
+	Locked []string `json:"locked"`
+}
+
+// ImagePin is one image preloaded into the node: a pinned tool's binary.
+type ImagePin struct {
+	Name string `json:"name"`
+	Tag  string `json:"tag"`
+	Tool string `json:"tool"`
+}
+
+// DockerPins are the Debian packages of the Docker engine gauntlet
+// starts when no engine answers: downloaded and extracted into the cache,
+// never installed.
+type DockerPins struct {
+	Suite string `json:"suite"`
+	// Packages are exact, "name=version".
+	Packages []string `json:"packages"`
 }
 
 // DefaultPins returns the pins embedded from third_party/pins.json.
@@ -161,19 +228,24 @@ func (p *Pins) validate() error {
 			return fmt.Errorf("tool %s: only providers may omit version_args", t.Name)
 		}
 		if w := t.Wrapper; w != nil {
-			if w.Dir == "" || w.Module == "" || w.Package == "" {
-				return fmt.Errorf("tool %s: wrapper needs dir, module and package", t.Name)
+			if w.Dir == "" || w.Package == "" || (w.Module == "" && w.MainFile == "") {
+				return fmt.Errorf("tool %s: wrapper needs dir, module and package (module may be left out only with main_file)", t.Name)
 			}
 			for _, f := range []string{"tool.mod", "tool.sum"} {
 				if _, err := fs.Stat(p.files, w.Dir+"/"+f); err != nil {
 					return fmt.Errorf("tool %s: tool module %s/%s: %w", t.Name, w.Dir, f, err)
 				}
 			}
-			if _, err := p.wrapperRequire(t); err != nil {
-				return fmt.Errorf("tool %s: %w", t.Name, err)
+			if w.Module != "" {
+				if _, err := p.wrapperRequire(t); err != nil {
+					return fmt.Errorf("tool %s: %w", t.Name, err)
+				}
 			}
 			if w.Main != "" && mainSources[w.Main] == "" {
 				return fmt.Errorf("tool %s: unknown built-in main %q", t.Name, w.Main)
+			}
+			if err := p.validateMainFile(t); err != nil {
+				return fmt.Errorf("tool %s: %w", t.Name, err)
 			}
 		}
 		if s := t.Source; s != nil {
@@ -195,7 +267,10 @@ func (p *Pins) validate() error {
 			return fmt.Errorf("kind node image %q: must be pinned as name:tag@sha256:<digest>", img.Image)
 		}
 	}
-	return nil
+	if err := p.validateNodeBuild(); err != nil {
+		return err
+	}
+	return p.validateDocker()
 }
 
 func isProvider(p *Pins, tool string) bool {
@@ -255,6 +330,10 @@ func (p *Pins) key(t ToolPin, goos, goarch string) string {
 			h.Write(b)
 		}
 		h.Write([]byte(mainSources[w.Main]))
+		if w.MainFile != "" {
+			b, _ := fs.ReadFile(p.files, w.Dir+"/"+w.MainFile)
+			h.Write(b)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
@@ -294,4 +373,17 @@ func (p *Pins) wrapperRequire(t ToolPin) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s does not require %s", path, t.Wrapper.Module)
+}
+
+// toolModulePath is the module path a tool module declares.
+func (p *Pins) toolModulePath(t ToolPin) (string, error) {
+	path := t.Wrapper.Dir + "/tool.mod"
+	raw, err := fs.ReadFile(p.files, path)
+	if err != nil {
+		return "", err
+	}
+	if mp := modfile.ModulePath(raw); mp != "" {
+		return mp, nil
+	}
+	return "", fmt.Errorf("%s declares no module", path)
 }

@@ -129,7 +129,7 @@ func Resolve(ctx context.Context, opts ...Option) (*Toolchain, error) {
 
 func wanted(o *options) ([]string, error) {
 	if len(o.tools) == 0 {
-		return o.pins.ToolNames(), nil
+		return o.pins.DefaultToolNames(), nil
 	}
 	want := map[string]bool{}
 	for _, n := range o.tools {

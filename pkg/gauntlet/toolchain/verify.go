@@ -44,6 +44,16 @@ func (r *resolver) verifyBuildInfo(pin ToolPin, bin string) error {
 		if bi.GoVersion != pin.Source.Go {
 			return fmt.Errorf("%s: built with %s, the pin says %s", bin, bi.GoVersion, pin.Source.Go)
 		}
+	case pin.Wrapper != nil && pin.Wrapper.Module == "":
+		// A main of gauntlet's own (main_file, no upstream module): the
+		// tool module itself is the main module.
+		want, err := r.o.pins.toolModulePath(pin)
+		if err != nil {
+			return err
+		}
+		if bi.Main.Path != want {
+			return fmt.Errorf("%s: built as module %s, the tool module is %s", bin, bi.Main.Path, want)
+		}
 	case pin.Wrapper != nil:
 		mod := pin.Wrapper.Module
 		ver, err := r.o.pins.wrapperRequire(pin)
