@@ -71,9 +71,12 @@ func provider(ctx context.Context, substrate, dir, kubeconfigPath string, tf *to
 		if err != nil {
 			return nil, err
 		}
-		opts := []kind.Option{kind.WithLogger(l)}
+		opts := []kind.Option{kind.WithLogger(l), kind.WithOffline(tf.offline)}
 		if dir != "" {
 			opts = append(opts, kind.WithDir(dir))
+		}
+		if tf.cache != "" {
+			opts = append(opts, kind.WithCacheDir(tf.cache))
 		}
 		return kind.New(pins, opts...), nil
 	case "kubeconfig":

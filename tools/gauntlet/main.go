@@ -6,6 +6,7 @@
 //	gauntlet corpus fetch | import DIR
 //	gauntlet toolchain [--cache DIR] [--offline] [--tool NAME=PATH]...
 //	gauntlet cluster up [--substrate local|kind|kubeconfig] [--dir DIR]
+//	gauntlet kind node-image [--repin] [--load=false]
 package main
 
 import (
@@ -33,6 +34,7 @@ func commands() []command {
 		{"status", "requirement coverage and proof from the conformance ledger", runStatus},
 		{"toolchain", "resolve, build and verify every pinned tool into the cache", runToolchain},
 		{"cluster", "cluster up: start a substrate cluster and keep it until Ctrl-C", runCluster},
+		{"kind", "kind node-image: build the pinned kind node image and load it into Docker", runKind},
 	}
 }
 
