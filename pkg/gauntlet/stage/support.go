@@ -2,16 +2,20 @@ package stage
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/baseline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 )
 
 // planDefaults are the plan flags every stage uses unless it says otherwise.
@@ -82,44 +86,220 @@ func (r *Run) captureColdOracle(ctx context.Context) error {
 	return nil
 }
 
-// availability checks the APIServices among the estate's objects report
-// Available=True, where containers run; elsewhere it says why not.
+// availability checks, where containers run, that each APIService among
+// the estate's objects reports Available=True and that its group version
+// answers discovery; elsewhere it records both as not run, with the reason.
+// Its BREAK takes the backend away (the estate's Deployment behind the
+// APIService's Service scaled to zero): Available=True must fail. The
+// backend is then scaled back and must serve again before the run goes on.
 func (r *Run) availability(ctx context.Context, rec *Recorder, when string) {
+	for _, o := range r.apiServices() {
+		name := "APIService " + o.Ref.Name + " Available " + when
+		answers := "its group version answers discovery " + when
+		if !r.Substrate.ContainersRun {
+			rec.NotRun(name, noContainers)
+			rec.NotRun(answers, noContainers)
+			continue
+		}
+		state, err := waitAvailable(ctx, r.Subject, o.Ref, true, apiServiceWait)
+		if !rec.Check(name, err, state) {
+			continue
+		}
+		path, n, err := r.discover(ctx, r.Subject, o.Ref)
+		if !rec.Check(answers, err, fmt.Sprintf("GET %s lists %d resources", path, n)) {
+			continue
+		}
+		rec.Say("APIService %s is served by a real pod: Available %s, and GET %s listed %d resources", o.Ref.Name, state, path, n)
+		if err := r.backendDownBreak(ctx, rec, o); err != nil {
+			rec.Check("APIService "+o.Ref.Name+" serves again after its BREAK", err, "")
+		}
+	}
+}
+
+// noContainers is why the availability checks do not run on a substrate
+// without a kubelet.
+const noContainers = "needs the aggregated API's backend running: this substrate runs no containers (no kubelet), so use --substrate kind"
+
+// apiServiceWait bounds each wait for an APIService to change state: the
+// aggregator checks a backend every few seconds, and a fresh metrics-server
+// took 21-27 s here.
+const apiServiceWait = 3 * time.Minute
+
+// apiServices are the estate's APIService objects.
+func (r *Run) apiServices() []Object {
 	var apis []Object
 	for _, o := range r.Objects {
 		if o.Ref.Kind == "APIService" && o.Ref.Group == "apiregistration.k8s.io" {
 			apis = append(apis, o)
 		}
 	}
-	for _, o := range apis {
-		name := "APIService " + o.Ref.Name + " Available " + when
-		if !r.Substrate.ContainersRun {
-			rec.NotRun(name, "needs the aggregated API's backend running: this substrate runs no containers (no kubelet), so use --substrate kind")
-			continue
+	return apis
+}
+
+// backendDownBreak scales the APIService's backend Deployment to zero,
+// expects Available=True to fail, and puts the replicas back.
+func (r *Run) backendDownBreak(ctx context.Context, rec *Recorder, api Object) error {
+	backend, err := r.backend(ctx, r.Subject, api.Ref)
+	if err != nil || backend == nil {
+		rec.Say("no BREAK for APIService %s: %v", api.Ref.Name, cmpErr(err, "none of the estate's Deployments backs it"))
+		return nil
+	}
+	u, err := r.Subject.Get(ctx, backend.Ref)
+	if err != nil || u == nil {
+		return fmt.Errorf("read %s: %v", backend.Ref, err)
+	}
+	replicas, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found {
+		replicas = 1
+	}
+	scale := func(n int64) error {
+		return r.Subject.Patch(ctx, backend.Ref, fmt.Sprintf(`[{"op":"add","path":"/spec/replicas","value":%d}]`, n))
+	}
+	if err := rec.Break("backend_down", "scales "+backend.Ref.String()+", the APIService's backend, to 0 replicas", func() (error, error) {
+		if err := scale(0); err != nil {
+			return nil, err
 		}
-		u, err := r.Subject.Get(ctx, o.Ref)
-		if err == nil && u == nil {
-			err = fmt.Errorf("not found")
+		if _, err := waitAvailable(ctx, r.Subject, api.Ref, false, apiServiceWait); err != nil {
+			return nil, nil // still Available with no backend: the assertion is not load-bearing
 		}
-		if err == nil {
-			err = availableTrue(u)
+		_, assertErr := apiServiceState(ctx, r.Subject, api.Ref)
+		return assertErr, nil
+	}); err != nil {
+		scale(replicas)
+		return err
+	}
+	if err := scale(replicas); err != nil {
+		return err
+	}
+	if _, err := waitAvailable(ctx, r.Subject, api.Ref, true, apiServiceWait); err != nil {
+		return err
+	}
+	rec.Say("BREAK backend_down scaled %s to 0: the APIService left Available=True; with %d replica(s) back it serves again", backend.Ref, replicas)
+	return nil
+}
+
+func cmpErr(err error, otherwise string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return otherwise
+}
+
+// apiServiceState reads an APIService's Available condition: "True
+// (Passed)" and nil, or the state and an error saying why it is not
+// available.
+func apiServiceState(ctx context.Context, sd *Side, ref estate.Object) (string, error) {
+	u, err := sd.Get(ctx, ref)
+	if err == nil && u == nil {
+		err = fmt.Errorf("%s not found on %s", ref, sd.Name)
+	}
+	if err != nil {
+		return "", err
+	}
+	state := "no Available condition yet"
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Available" {
+			state = fmt.Sprintf("%v (%v)", m["status"], m["reason"])
+			if m["status"] == "True" {
+				return "True (" + fmt.Sprint(m["reason"]) + ")", nil
+			}
 		}
-		rec.Check(name, err, "Available=True")
+	}
+	return state, fmt.Errorf("Available=%s on %s", state, sd.Name)
+}
+
+// waitAvailable polls until the APIService's availability is want, and
+// returns the state it reached (with how long it took).
+func waitAvailable(ctx context.Context, sd *Side, ref estate.Object, want bool, bound time.Duration) (string, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	for {
+		state, err := apiServiceState(ctx, sd, ref)
+		if (err == nil) == want && state != "" {
+			return fmt.Sprintf("%s on %s after %s", state, sd.Name, time.Since(start).Round(time.Second)), nil
+		}
+		select {
+		case <-ctx.Done():
+			if state == "" {
+				return "", fmt.Errorf("%s on %s: %v", ref, sd.Name, err)
+			}
+			return "", fmt.Errorf("%s is still %s on %s after %s, want Available=%v", ref.Name, state, sd.Name, bound, want)
+		case <-time.After(time.Second):
+		}
 	}
 }
 
-func availableTrue(u *unstructured.Unstructured) error {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Available" {
-			if m["status"] == "True" {
-				return nil
+// discover GETs the APIService's group version from the API server, as
+// kubectl does, and counts the resources it lists.
+func (r *Run) discover(ctx context.Context, sd *Side, ref estate.Object) (string, int, error) {
+	u, err := sd.Get(ctx, ref)
+	if err != nil || u == nil {
+		return "", 0, fmt.Errorf("read %s: %v", ref, err)
+	}
+	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+	version, _, _ := unstructured.NestedString(u.Object, "spec", "version")
+	path := "/apis/" + group + "/" + version
+	dc, err := discovery.NewDiscoveryClientForConfig(sd.Cluster.RESTConfig())
+	if err != nil {
+		return path, 0, err
+	}
+	raw, err := dc.RESTClient().Get().AbsPath(path).DoRaw(ctx)
+	if err != nil {
+		return path, 0, fmt.Errorf("GET %s on %s: %w", path, sd.Name, err)
+	}
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return path, 0, fmt.Errorf("GET %s on %s: %w", path, sd.Name, err)
+	}
+	if list.GroupVersion != group+"/"+version || len(list.APIResources) == 0 {
+		return path, 0, fmt.Errorf("GET %s on %s answered %q with %d resources", path, sd.Name, list.GroupVersion, len(list.APIResources))
+	}
+	return path, len(list.APIResources), nil
+}
+
+// backend finds the estate's Deployment that serves an APIService: the
+// one whose pod labels carry the selector of the APIService's Service.
+func (r *Run) backend(ctx context.Context, sd *Side, api estate.Object) (*Object, error) {
+	u, err := sd.Get(ctx, api)
+	if err != nil || u == nil {
+		return nil, fmt.Errorf("read %s: %v", api, err)
+	}
+	ns, _, _ := unstructured.NestedString(u.Object, "spec", "service", "namespace")
+	name, _, _ := unstructured.NestedString(u.Object, "spec", "service", "name")
+	if name == "" {
+		return nil, nil // served by the API server itself
+	}
+	svc, err := sd.Get(ctx, estate.Object{Version: "v1", Kind: "Service", Namespace: ns, Name: name})
+	if err != nil || svc == nil {
+		return nil, fmt.Errorf("read Service %s/%s: %v", ns, name, err)
+	}
+	sel, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	for _, o := range r.Objects {
+		if o.Ref.Kind != "Deployment" || o.Ref.Namespace != ns {
+			continue
+		}
+		d, err := sd.Get(ctx, o.Ref)
+		if err != nil || d == nil {
+			continue
+		}
+		labels, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
+		match := true
+		for k, v := range sel {
+			if labels[k] != v {
+				match = false
 			}
-			return fmt.Errorf("Available=%v (%v)", m["status"], m["reason"])
+		}
+		if match {
+			o := o
+			return &o, nil
 		}
 	}
-	return fmt.Errorf("no Available condition yet")
+	return nil, nil
 }
 
 // sourceLine names the estate's source for a detail sentence.

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/docker"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	appsv1 "k8s.io/api/apps/v1"
@@ -116,6 +119,45 @@ func TestConfigPointsKubeadmAtThePreloadedImages(t *testing.T) {
 	if cc.Kind != "ClusterConfiguration" || cc.ImageRepository != nb.ImageRepository ||
 		cc.Etcd.Local.ImageTag != nb.Image("etcd").Tag || cc.DNS.ImageTag != nb.Image("coredns").Tag {
 		t.Errorf("ClusterConfiguration patch %+v does not name the preloaded images of %+v", cc, nb.Images)
+	}
+}
+
+// TestKindDeltasNameOnlyPreloadedImages: an estate delta for kind that
+// names an image of the node build's repository must name one the node
+// image preloads, or its pod could never start offline.
+func TestKindDeltasNameOnlyPreloadedImages(t *testing.T) {
+	p := pins(t)
+	nb := p.Kind.NodeBuild
+	refs := map[string]bool{}
+	for _, img := range nb.Images {
+		refs[nb.Ref(img)] = true
+	}
+	root := filepath.Join("..", "..", "..", "..", "estates")
+	names, err := estate.List(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(nb.ImageRepository) + `/[^"\s]+`)
+	found := 0
+	for _, n := range names {
+		spec, err := estate.Load(root, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range spec.Deltas {
+			if len(d.Substrates) > 0 && !slices.Contains(d.Substrates, "kind") {
+				continue
+			}
+			for _, ref := range re.FindAllString(d.New, -1) {
+				found++
+				if !refs[ref] {
+					t.Errorf("estate %s delta %s names %s, which the node image does not preload (%v)", n, d.Name, ref, refs)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Errorf("no estate delta names a preloaded image: the check above proved nothing")
 	}
 }
 
