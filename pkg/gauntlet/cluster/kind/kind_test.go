@@ -181,6 +181,11 @@ func TestKindClusterForReal(t *testing.T) {
 	}
 	defer e.Stop(context.Background())
 	_, netErr := e.Output(ctx, "network", "inspect", kindNetwork)
+	dataRoot, err := e.Output(ctx, "info", "--format", "{{.DockerRootDir}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mountsBefore, volumesBefore := mountsUnder(t, dataRoot), volumes(ctx, t, e)
 	prov := New(p, WithDir(t.TempDir()), WithLogger(testenv.Logger(t)), WithEngine(e))
 	c, err := prov.Start(ctx, "e2e")
 	if err != nil {
@@ -210,8 +215,8 @@ func TestKindClusterForReal(t *testing.T) {
 		t.Logf("/apis/metrics.k8s.io/v1beta1 answered %s after the apply", time.Since(start).Round(100*time.Millisecond))
 	})
 	nodes, _ := e.Output(ctx, "ps", "-aq", "--filter", "label=io.x-k8s.kind.cluster=gauntlet-e2e")
-	if nodes == "" {
-		t.Fatal("no node container carries the cluster's label: the leak check below would prove nothing")
+	if nodes == "" || slices.Equal(mountsUnder(t, dataRoot), mountsBefore) || slices.Equal(volumes(ctx, t, e), volumesBefore) {
+		t.Fatal("the running cluster shows no labelled container, mount or volume: the leak checks below would prove nothing")
 	}
 	stopped = true
 	if err := c.Stop(ctx); err != nil {
@@ -225,10 +230,38 @@ func TestKindClusterForReal(t *testing.T) {
 			t.Errorf("the %s network the cluster made is left after Stop", kindNetwork)
 		}
 	}
-	mi, _ := os.ReadFile("/proc/self/mountinfo")
-	if strings.Contains(string(mi), "gauntlet-e2e") {
-		t.Errorf("mounts of the cluster are left after Stop")
+	if after := mountsUnder(t, dataRoot); !slices.Equal(after, mountsBefore) {
+		t.Errorf("mounts under %s after Stop differ from before Start:\nbefore %v\nafter  %v", dataRoot, mountsBefore, after)
 	}
+	if after := volumes(ctx, t, e); !slices.Equal(after, volumesBefore) {
+		t.Errorf("volumes after Stop %v, before Start %v: the node's /var volume is left", after, volumesBefore)
+	}
+}
+
+// mountsUnder lists the host's mount points below dir.
+func mountsUnder(t *testing.T, dir string) []string {
+	raw, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			out = append(out, f[4])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func volumes(ctx context.Context, t *testing.T, e *docker.Engine) []string {
+	out, err := e.Output(ctx, "volume", "ls", "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.Fields(out)
+	slices.Sort(v)
+	return v
 }
 
 // rollout creates a Deployment of one replica and waits until it is
