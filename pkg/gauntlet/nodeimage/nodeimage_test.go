@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -197,5 +198,31 @@ func TestNodeScriptsParse(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(cniConflist), &conf); err != nil || len(conf.Plugins) != 2 || !strings.Contains(cniConflist, podSubnet) {
 		t.Errorf("conflist: %v\n%s", err, cniConflist)
+	}
+}
+
+// TestUnfinishedBuildIsUnmountedBeforeRemoval mounts a tmpfs where an
+// interrupted debootstrap leaves /proc mounted and removes the directory.
+func TestUnfinishedBuildIsUnmountedBeforeRemoval(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "base-x.tmp")
+	proc := filepath.Join(dir, "rootfs", "proc")
+	if err := os.MkdirAll(proc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", proc, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("skipped, not passed: cannot mount here (%v)", err)
+	}
+	os.WriteFile(filepath.Join(proc, "keep"), []byte("x"), 0o644)
+	if err := removeBuildDir(dir); err != nil {
+		syscall.Unmount(proc, syscall.MNT_DETACH)
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there (%v)", dir, err)
+	}
+	raw, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(raw), proc) {
+		syscall.Unmount(proc, syscall.MNT_DETACH)
+		t.Errorf("%s is still mounted", proc)
 	}
 }

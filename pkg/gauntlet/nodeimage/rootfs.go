@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/debian"
@@ -45,7 +46,7 @@ func (b *builder) base(ctx context.Context) (string, *baseRecord, error) {
 		return "", nil, fmt.Errorf("debootstrap verifies the suite with %s: %w (apt-get install debian-archive-keyring)", debianKeyring, err)
 	}
 	tmp := dir + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := removeBuildDir(tmp); err != nil {
 		return "", nil, err
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
@@ -390,6 +391,10 @@ func (b *builder) run(ctx context.Context, logPath string, env []string, name st
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.WaitDelay = 10 * time.Second
+	// debootstrap runs dpkg in a chroot: stop the whole group, and with
+	// this process.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -409,4 +414,30 @@ func (b *builder) run(ctx context.Context, logPath string, env []string, name st
 			b.logger.Infof("node image: %s still running (%s)", filepath.Base(name), time.Since(start).Round(time.Second))
 		}
 	}
+}
+
+// removeBuildDir removes an unfinished build directory. An interrupted
+// debootstrap can leave /proc and /sys (or a bound /dev) mounted inside
+// it: those are unmounted first, and nothing is removed while any stays.
+func removeBuildDir(dir string) error {
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return nil
+	}
+	raw, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	var mounts []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			mounts = append(mounts, f[4])
+		}
+	}
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i]) > len(mounts[j]) })
+	for _, m := range mounts {
+		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
+			return fmt.Errorf("%s is still mounted inside the unfinished build %s (%v): unmount it, then build again", m, dir, err)
+		}
+	}
+	return os.RemoveAll(dir)
 }
