@@ -50,6 +50,11 @@ func (r *resolver) resolve(ctx context.Context, name string) (Binary, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		r.o.logger.Warnf("%s: cached copy rejected, resolving again: %v", pin.Name, err)
 	}
+	if seeded, err := r.fromSeed(ctx, pin, entry, bin); err != nil {
+		return Binary{}, err
+	} else if seeded {
+		return r.fromCache(ctx, pin, entry, bin)
+	}
 	if pin.HCInstall {
 		b, err := r.fromHCInstall(ctx, pin, entry, bin)
 		if err == nil {
