@@ -2,6 +2,8 @@ module github.com/gauntlet-k8s/gauntlet
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-version v1.9.0
