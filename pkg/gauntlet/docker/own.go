@@ -30,6 +30,9 @@ func ownEngine(ctx context.Context, o *options) (*Engine, error) {
 	dir := filepath.Join(o.cacheDir, "docker")
 	execDir := filepath.Join("/run", "gauntlet-docker-"+shortHash(dir))
 	host := "unix://" + filepath.Join(execDir, "docker.sock")
+	if _, err := os.Stat(filepath.Join(execDir, "docker.sock")); err != nil && os.Geteuid() != 0 {
+		return nil, fmt.Errorf("starting dockerd needs root (this process runs as uid %d): start a Docker engine, run as root, or use --substrate local", os.Geteuid())
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

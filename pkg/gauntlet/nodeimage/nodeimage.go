@@ -198,6 +198,9 @@ func Build(ctx context.Context, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	defer unlock()
+	if rec, err := readBase(filepath.Join(b.dir, "base-"+b.baseKey)); (err != nil || rec.Key != b.baseKey) && os.Geteuid() != 0 {
+		return nil, fmt.Errorf("building the node's root file system needs root (debootstrap, chroot); this process runs as uid %d", os.Geteuid())
+	}
 	start := time.Now()
 	nb := b.pins.Kind.NodeBuild
 	tools := append(append([]string(nil), nb.Binaries...), imageTools(nb)...)

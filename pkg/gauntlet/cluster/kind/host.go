@@ -53,7 +53,7 @@ func (p *Provider) acquire(ctx context.Context) (*docker.Engine, error) {
 		}
 		e, err := docker.Ensure(ctx, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("kind needs a Docker engine: %w (or use --substrate local)", err)
+			return nil, fmt.Errorf("kind needs a Docker engine: %w", err)
 		}
 		h.engine, h.stopEngine = e, true
 	}
