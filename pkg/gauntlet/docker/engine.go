@@ -82,15 +82,17 @@ type Engine struct {
 	proc    *os.Process
 	exited  chan struct{}
 	logger  glog.Logger
+	unlock  func() // releases gauntlet's engine for the next process
 
 	mu      sync.Mutex
 	stopped bool
 }
 
 // Ensure returns an engine that answers: the host's (DOCKER_HOST or the
-// default socket) unless WithOwnEngine, then one gauntlet started earlier
-// that still runs, else a new one from the pinned Debian packages (this
-// needs root). Stop the result when done: it stops only what it started.
+// default socket) unless WithOwnEngine, else gauntlet's own, started from
+// the pinned Debian packages (this needs root). Only one process at a time
+// runs gauntlet's own engine; another waits for it. Stop the result when
+// done: it stops only what it started.
 func Ensure(ctx context.Context, opts ...Option) (*Engine, error) {
 	o := &options{logger: glog.Discard(), hostCLI: "docker"}
 	for _, opt := range opts {
@@ -174,10 +176,8 @@ func (e *Engine) Output(ctx context.Context, args ...string) (string, error) {
 // Describe says which engine this is, for logs and evidence.
 func (e *Engine) Describe() string {
 	switch {
-	case !e.Owned && e.Host == "":
-		return "the host's Docker " + e.Version
 	case !e.Owned:
-		return "gauntlet's Docker " + e.Version + " started by another gauntlet process"
+		return "the host's Docker " + e.Version
 	case e.RuncWrapped:
 		return "gauntlet's Docker " + e.Version + " (Debian packages, runc wrapped for the capability bounding set)"
 	default:
@@ -219,6 +219,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, os.RemoveAll(e.execDir))
+	if e.unlock != nil {
+		e.unlock()
+	}
 	return errors.Join(errs...)
 }
 

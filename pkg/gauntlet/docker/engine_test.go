@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -88,7 +89,7 @@ func TestOwnEngineRunsAPrivilegedContainerAndLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !e.Owned {
-		t.Skipf("skipped, not passed: another process's gauntlet engine answers (%s); it cannot be stopped from here", e.Describe())
+		t.Fatalf("WithOwnEngine returned %s", e.Describe())
 	}
 	root := filepath.Dir(filepath.Dir(e.BinDir))
 	before := firewall(t, root)
@@ -155,4 +156,26 @@ func firewall(t *testing.T, root string) string {
 		}
 	}
 	return all.String()
+}
+
+// TestEngineLockWaitsForOthersAndRefusesItself: the lock of gauntlet's
+// engine records its holder; this process cannot wait for itself.
+func TestEngineLockWaitsForOthersAndRefusesItself(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "engine.lock")
+	unlock, err := lock(context.Background(), path, func(string) { t.Error("waited for a free lock") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("lock file holds %q, want this pid", b)
+	}
+	if _, err := lock(context.Background(), path, func(string) {}); err == nil || !strings.Contains(err.Error(), "already runs") {
+		t.Errorf("a second lock in the same process: %v, want a refusal", err)
+	}
+	unlock()
+	again, err := lock(context.Background(), path, func(string) { t.Error("waited for a released lock") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	again()
 }

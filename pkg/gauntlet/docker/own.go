@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,39 +22,46 @@ import (
 // bounding set from OCI specs.
 const runcWrapperTool = "gauntlet-runc"
 
-// ownEngine reuses the engine gauntlet started earlier if it still
-// answers, else starts one. Starting is serialised across processes.
+// ownEngine starts gauntlet's own engine. One process at a time uses it:
+// the process holds an exclusive lock from start to Stop, so a second
+// gauntlet process (a parallel test package, another run) waits for the
+// first to finish instead of having the engine stopped under it. dockerd
+// dies with its process, so the lock's holder is always alive.
 func ownEngine(ctx context.Context, o *options) (*Engine, error) {
 	if o.pins.Docker == nil {
 		return nil, fmt.Errorf("no Docker engine packages are pinned (docker in third_party/pins.json)")
 	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("starting dockerd needs root (this process runs as uid %d): start a Docker engine, run as root, or use --substrate local", os.Geteuid())
+	}
 	dir := filepath.Join(o.cacheDir, "docker")
 	execDir := filepath.Join("/run", "gauntlet-docker-"+shortHash(dir))
 	host := "unix://" + filepath.Join(execDir, "docker.sock")
-	if _, err := os.Stat(filepath.Join(execDir, "docker.sock")); err != nil && os.Geteuid() != 0 {
-		return nil, fmt.Errorf("starting dockerd needs root (this process runs as uid %d): start a Docker engine, run as root, or use --substrate local", os.Geteuid())
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lock(ctx, filepath.Join(dir, "engine.lock"))
+	unlock, err := lock(ctx, filepath.Join(dir, "engine.lock"), func(pid string) {
+		o.logger.Infof("docker: waiting for gauntlet process %s to finish with gauntlet's Docker engine (%s)", pid, filepath.Join(dir, "engine.lock"))
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	e, err := startOwn(ctx, o, dir, execDir, host)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	e.unlock = unlock
+	return e, nil
+}
 
+func startOwn(ctx context.Context, o *options, dir, execDir, host string) (*Engine, error) {
 	root, err := extracted(ctx, o, dir)
 	if err != nil {
 		return nil, err
 	}
-	binDir := filepath.Join(root, "usr", "bin")
-	env := engineEnv(root, dir, nil)
-	if v, err := serverVersion(ctx, filepath.Join(binDir, "docker"), append(env, "DOCKER_HOST="+host)); err == nil {
-		o.logger.Infof("docker: gauntlet's engine %s started by another process answers on %s; using it", v, host)
-		return &Engine{Host: host, BinDir: binDir, Version: v, dir: dir, execDir: execDir, logger: o.logger}, nil
-	}
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("starting dockerd needs root (this process runs as uid %d): start a Docker engine, run as root, or use --substrate local", os.Geteuid())
+	if err := removeRuntimeDir(execDir); err != nil {
+		return nil, err
 	}
 	missing, err := missingCaps()
 	if err != nil {
@@ -69,11 +77,20 @@ func ownEngine(ctx context.Context, o *options) (*Engine, error) {
 		wrapper = tc.Path(runcWrapperTool)
 		o.logger.Infof("docker: the capability bounding set lacks %s: containers run through %s", strings.Join(missing, ", "), runcWrapperTool)
 	}
-	e, err := startDockerd(ctx, o, root, dir, execDir, host, wrapper)
-	if err != nil {
-		return nil, err
+	return startDockerd(ctx, o, root, dir, execDir, host, wrapper)
+}
+
+// removeRuntimeDir clears what a dockerd killed with its gauntlet process
+// left in its runtime directory (its socket, pid file, containerd's state),
+// unmounting first.
+func removeRuntimeDir(execDir string) error {
+	if _, err := os.Stat(execDir); os.IsNotExist(err) {
+		return nil
 	}
-	return e, nil
+	if _, err := unmountUnder(execDir); err != nil {
+		return err
+	}
+	return os.RemoveAll(execDir)
 }
 
 // extracted downloads the pinned packages and extracts them into a
@@ -217,21 +234,35 @@ func startDockerd(ctx context.Context, o *options, root, dir, execDir, host, wra
 	}
 }
 
-// lock takes an exclusive file lock, waiting for another process that
-// holds it.
-func lock(ctx context.Context, path string) (func(), error) {
+// lock takes an exclusive file lock and records this process's pid in
+// the file. While another process holds it, lock waits, calling waiting
+// once with that process's pid; it refuses to wait for itself.
+func lock(ctx context.Context, path string, waiting func(pid string)) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	told := false
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+			f.Truncate(0)
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			return func() { f.Truncate(0); syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
 			return nil, err
+		}
+		holder, _ := os.ReadFile(path)
+		pid := strings.TrimSpace(string(holder))
+		if pid == strconv.Itoa(os.Getpid()) {
+			f.Close()
+			return nil, fmt.Errorf("this process already runs gauntlet's Docker engine: share that engine (kind.WithEngine) instead of starting another")
+		}
+		if !told {
+			waiting(pid)
+			told = true
 		}
 		select {
 		case <-ctx.Done():
