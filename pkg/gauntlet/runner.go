@@ -136,7 +136,11 @@ func provider(o *options, pre *preflight, work string) (func(i int) cluster.Prov
 		p := local.New(pre.tc, local.WithLogger(o.logger), local.WithParentDir(work))
 		return func(int) cluster.Provider { return p }, nil
 	case "kind":
-		p := kind.New(pre.tc.Pins, kind.WithLogger(o.logger))
+		opts := []kind.Option{kind.WithLogger(o.logger), kind.WithOffline(o.offline)}
+		if o.cacheDir != "" {
+			opts = append(opts, kind.WithCacheDir(o.cacheDir))
+		}
+		p := kind.New(pre.tc.Pins, opts...)
 		return func(int) cluster.Provider { return p }, nil
 	case "kubeconfig":
 		return func(i int) cluster.Provider { return kubeconfig.New(o.kubeconfigs[i]) }, nil
