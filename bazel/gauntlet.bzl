@@ -3,8 +3,8 @@
 @gauntlet_toolchain  `gauntlet toolchain` run by the pinned Go SDK into the repository: every tool of
                      third_party/pins.json built from its pinned module with its pinned Go and flags, then
                      verified (build info, version, sha256 where reproducible). :seed exposes the binaries and
-                     assets (bazel/defs.bzl places them in tests). Refetched when pins.json, a tool module, the
-                     Go SDK or go.mod/go.sum change; a warm Go build cache makes that seconds, and since the
+                     assets (bazel/defs.bzl places them in tests). Refetched when pins.json, a file of a tool
+                     module, the Go SDK or go.mod/go.sum change; a warm Go build cache makes that seconds, and since the
                      builds are reproducible a refetch that changes no pin changes no test input.
 @gauntlet_corpus     each estate's pinned corpus file, imported by `gauntlet corpus import` (sha256 verified)
                      from $GAUNTLET_CORPUS_DIR, else ../shared/corpus beside the workspace. The files are
@@ -58,7 +58,8 @@ def _watch_inputs(rctx):
     files = [ws.get_child("go.mod"), ws.get_child("go.sum"), ws.get_child("third_party").get_child("pins.json")]
     for d in sorted(ws.get_child("third_party").get_child("tools").readdir(), key = str):
         if d.is_dir:
-            files.extend([f for f in sorted(d.readdir(), key = str) if f.basename in ("tool.mod", "tool.sum")])
+            # tool.mod, tool.sum and any main file a pin names (main_file)
+            files.extend([f for f in sorted(d.readdir(), key = str) if not f.is_dir])
     for f in files:
         rctx.read(f)
 
