@@ -29,10 +29,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/docker"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/flock"
 	glog "github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
@@ -191,7 +191,7 @@ func Build(ctx context.Context, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	defer b.cleanup()
-	unlock, err := lock(ctx, filepath.Join(b.dir, "build.lock"), func() {
+	unlock, err := flock.Lock(ctx, filepath.Join(b.dir, "build.lock"), 500*time.Millisecond, func() {
 		b.logger.Infof("node image: waiting for another process building it")
 	})
 	if err != nil {
@@ -560,34 +560,4 @@ func digestOf(parts ...string) string {
 func digestBytes(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-// lock takes an exclusive file lock, calling waiting once if another
-// process holds it.
-func lock(ctx context.Context, path string, waiting func()) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		if !told {
-			waiting()
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/flock"
 )
 
 type resolver struct {
@@ -36,7 +39,7 @@ func (r *resolver) resolve(ctx context.Context, name string) (Binary, error) {
 	if err := os.MkdirAll(entry, 0o755); err != nil {
 		return Binary{}, err
 	}
-	unlock, err := lockFile(ctx, entry+".lock", func() {
+	unlock, err := flock.Lock(ctx, entry+".lock", 250*time.Millisecond, func() {
 		r.o.logger.Infof("%s: waiting for another process resolving it", pin.Name)
 	})
 	if err != nil {
