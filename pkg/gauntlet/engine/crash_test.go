@@ -2,11 +2,8 @@ package engine_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -72,24 +69,18 @@ func TestSIGTERMAfterFirstCreateLeavesExactlyTheFirst(t *testing.T) {
 			if _, err := ws.Init(ctx); err != nil {
 				t.Fatal(err)
 			}
-			var mu sync.Mutex
-			var proc *os.Process
+			intr := engine.NewInterrupter()
 			fired := 0
+			var ackErr error
 			stop := proxy.After(wire.Match{Verb: "create", Resource: "configmaps", Namespace: "default", Name: "crash-a"}, func(wire.Request) {
-				mu.Lock()
-				defer mu.Unlock()
 				fired++
-				proc.Signal(syscall.SIGTERM)
+				ackErr = intr.Interrupt(30 * time.Second)
 			})
-			_, err := ws.Apply(ctx, engine.ApplyOptions{Parallelism: 1}, engine.OnStart(func(p *os.Process) {
-				mu.Lock()
-				proc = p
-				mu.Unlock()
-			}))
+			_, err := ws.Apply(ctx, engine.ApplyOptions{Parallelism: 1}, intr.RunOptions()...)
 			stop()
 			exit := engine.ExitCode(err)
-			if fired != 1 || err == nil || engine.ExitCode(err) == 0 {
-				t.Fatalf("%s round %d: trigger fired %d times, apply error %v (exit %d); want one SIGTERM and a non-zero exit", cli, round, fired, err, engine.ExitCode(err))
+			if fired != 1 || ackErr != nil || err == nil || exit == 0 {
+				t.Fatalf("%s round %d: trigger fired %d times (ack: %v), apply error %v (exit %d); want one acknowledged SIGTERM and a non-zero exit", cli, round, fired, ackErr, err, exit)
 			}
 			if _, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "crash-a", metav1.GetOptions{}); err != nil {
 				t.Fatalf("%s round %d: A does not exist: %v", cli, round, err)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,11 +119,15 @@ type RunOption func(*runOpts)
 type runOpts struct {
 	started func(*os.Process)
 	env     []string
+	watch   io.Writer
 }
 
 // OnStart is called with the engine's process right after it starts, e.g.
 // so a wire trigger can signal it at an exact point.
 func OnStart(f func(*os.Process)) RunOption { return func(o *runOpts) { o.started = f } }
+
+// WatchOutput also sends the engine's output to w as it is printed.
+func WatchOutput(w io.Writer) RunOption { return func(o *runOpts) { o.watch = w } }
 
 // WithEnv adds environment variables (KEY=VALUE) to one call.
 func WithEnv(kv ...string) RunOption { return func(o *runOpts) { o.env = append(o.env, kv...) } }
@@ -150,7 +155,7 @@ func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (
 	cmd := exec.CommandContext(ctx, w.Engine.Bin, args...)
 	cmd.Dir = w.Dir
 	cmd.Env = append(w.env(), o.env...)
-	tee := &teeWriter{a: &out, b: logf}
+	tee := &teeWriter{a: &out, b: logf, watch: o.watch}
 	cmd.Stdout, cmd.Stderr = tee, tee
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -197,15 +202,19 @@ func (w *Workspace) env() []string {
 // teeWriter keeps the CLI's output in memory and in the call's log, in the
 // order it was printed (stdout and stderr share it).
 type teeWriter struct {
-	mu sync.Mutex
-	a  *strings.Builder
-	b  *os.File
+	mu    sync.Mutex
+	a     *strings.Builder
+	b     *os.File
+	watch io.Writer
 }
 
 func (t *teeWriter) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.a.Write(p)
+	if t.watch != nil {
+		t.watch.Write(p)
+	}
 	return t.b.Write(p)
 }
 

@@ -3,10 +3,8 @@ package stage
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"sync"
-	"syscall"
+	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
@@ -99,29 +97,21 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 }
 
 // interruptedApply applies with a wire trigger that SIGTERMs the engine
-// right after first's create response. It returns the engine's exit code.
+// right after first's create response and holds the engine's traffic
+// until it has taken the interrupt. It returns the engine's exit code.
 func interruptedApply(ctx context.Context, sd *Side, first Object) (int, error) {
-	var mu sync.Mutex
-	var proc *os.Process
-	fired := make(chan struct{})
+	intr := engine.NewInterrupter()
+	var ackErr error
 	cancel := sd.Proxy.After(wire.Match{Verb: "create", Resource: "secrets", Namespace: first.Ref.Namespace, Name: first.Ref.Name}, func(wire.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		if proc != nil {
-			proc.Signal(syscall.SIGTERM)
-		}
-		close(fired)
+		ackErr = intr.Interrupt(30 * time.Second)
 	})
 	defer cancel()
-	_, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Parallelism: 1}, engine.OnStart(func(p *os.Process) {
-		mu.Lock()
-		proc = p
-		mu.Unlock()
-	}))
-	select {
-	case <-fired:
-	default:
+	_, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Parallelism: 1}, intr.RunOptions()...)
+	if !intr.Sent() {
 		return engine.ExitCode(err), fmt.Errorf("the trigger on %s's create never fired (apply: %v)", first.Ref, err)
+	}
+	if ackErr != nil {
+		return engine.ExitCode(err), ackErr
 	}
 	if err == nil {
 		return 0, nil
