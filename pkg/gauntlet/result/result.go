@@ -14,6 +14,9 @@ const (
 	Fail Verdict = "fail"
 	// NotRun is never a pass: the reason says why it did not run.
 	NotRun Verdict = "not_run"
+	// Cancelled is the verdict of the stage a cancellation interrupted:
+	// the run was stopped, the engine was not found wanting.
+	Cancelled Verdict = "cancelled"
 )
 
 // Run is one gauntlet run of one estate.
@@ -30,6 +33,18 @@ type Run struct {
 	Stages      []Stage       `json:"stages"`
 	RunOrder    []string      `json:"run_order,omitempty"`
 	Environment []string      `json:"environment,omitempty"`
+	// Cancelled is set when the run was stopped before its end; its
+	// remaining stages are not_run "cancelled" and it is never recorded.
+	Cancelled *Cancellation `json:"cancelled,omitempty"`
+}
+
+// Cancellation says where and how a run was stopped.
+type Cancellation struct {
+	// Stage is the stage that was running, empty before the first one.
+	Stage string `json:"stage,omitempty"`
+	// Signal is what stopped it ("interrupt", "terminated") or the
+	// context's reason ("deadline exceeded").
+	Signal string `json:"signal"`
 }
 
 // Estate is what the evidence page says about the estate.
@@ -79,43 +94,65 @@ type Stage struct {
 	Figures map[string]int `json:"figures,omitempty"`
 }
 
-// Check is one assertion inside a stage.
+// Check is one assertion inside a stage. A passing check is proven only
+// when a BREAK that covers it (Break.Covers) corrupted the world, the state
+// or the input and this very check then failed naming the victim; ProvedBy
+// lists those BREAKs. A check for which no honest BREAK exists says why in
+// NoBreak. A passing check with neither is recorded as Unproven, and its
+// stage does not pass.
 type Check struct {
 	Name    string  `json:"name"`
 	Verdict Verdict `json:"verdict"`
 	Detail  string  `json:"detail"`
+	// ProvedBy names the BREAKs that made this check fail for their reason.
+	ProvedBy []string `json:"proved_by,omitempty"`
+	// NoBreak is the one-line reason no BREAK can be aimed at this check.
+	NoBreak string `json:"no_break,omitempty"`
 }
 
-// Break is a deliberate corruption run after the stage's assertion passed:
-// it must make the same assertion fail. Failed false means the assertion
-// is not load-bearing, and the stage fails.
+// Unproven is a check verdict: the check passed, but no BREAK made it fail
+// and it gives no reason why none exists. It is never a pass.
+const Unproven Verdict = "unproven"
+
+// BreakOutcome is what became of a BREAK.
+type BreakOutcome string
+
+const (
+	// Proved: every covered check failed and named the victim.
+	Proved BreakOutcome = "proved"
+	// Held: a covered check still passed under the corruption. On the
+	// subject alone (the oracle's check failed) that is an engine finding;
+	// on both, the check is not load-bearing.
+	Held BreakOutcome = "held"
+	// OffTarget: the check failed, but its failure does not name what the
+	// BREAK corrupted, so the failure is not the corruption's.
+	OffTarget BreakOutcome = "off_target"
+	// CouldNotRun: the corruption or the measurement after it errored
+	// (a read, an engine crash, a timeout): never a proof.
+	CouldNotRun BreakOutcome = "could_not_run"
+)
+
+// Break is a deliberate corruption of the world, the state or the input,
+// after which the checks it covers are measured again and must fail.
 type Break struct {
 	Name string `json:"name"`
 	// What the corruption did, e.g. "tampers the Service's label too".
 	Corruption string `json:"corruption"`
-	// Failed is true when the assertion failed under the corruption.
+	// Covers names the checks (Check.Name) the corruption must fail.
+	Covers []string `json:"covers,omitempty"`
+	// Victim is what the corruption touched (an object, an address, a
+	// field); a covered check's failure must name it.
+	Victim string `json:"victim,omitempty"`
+	// Side is where the BREAK ran: "subject", or "oracle" for the same
+	// corruption replayed on stock to tell an engine finding from a weak
+	// check.
+	Side    string       `json:"side,omitempty"`
+	Outcome BreakOutcome `json:"outcome"`
+	// Failed is true when Outcome is Proved.
 	Failed bool `json:"failed"`
-	// Detail is what the assertion said under the corruption.
+	// Detail is what the covered checks said under the corruption.
 	Detail string `json:"detail"`
-}
-
-// Clear reports whether every headline stage passed.
-func (r *Run) Clear() bool {
-	for _, s := range r.Stages {
-		if s.Headline && s.Verdict != Pass {
-			return false
-		}
-	}
-	return true
-}
-
-// Failed lists the stages that failed.
-func (r *Run) Failed() []Stage {
-	var out []Stage
-	for _, s := range r.Stages {
-		if s.Verdict == Fail {
-			out = append(out, s)
-		}
-	}
-	return out
+	// EngineFinding is set when the BREAK held on the subject but proved
+	// on the oracle: the subject missed a corruption stock notices.
+	EngineFinding bool `json:"engine_finding,omitempty"`
 }

@@ -1,0 +1,113 @@
+package result
+
+import "fmt"
+
+// Assessment sorts a run's stages and checks by what stands between the
+// run and "clear". It is the one place that decides: the CLI's exit code,
+// the evidence page, run.json and JUnit all read it.
+type Assessment struct {
+	// Headline counts the headline stages.
+	Headline int
+	// Failed are headline stages whose verdict is fail, cancelled or one
+	// this package does not know (never taken for a pass).
+	Failed []Stage
+	// NotRun are headline stages that did not run.
+	NotRun []Stage
+	// Unproven are headline stages marked pass that something inside
+	// contradicts (a failed or unproven check, a BREAK that did not prove).
+	Unproven []UnprovenStage
+	// Outside are non-headline stages that failed: they do not cost the
+	// run its "clear", but every reader is told.
+	Outside []Stage
+	// ChecksNotRun are the checks of passing stages that did not run,
+	// e.g. on a substrate without containers. A clear run says how many.
+	ChecksNotRun []CheckNotRun
+	// Cancelled is the run's cancellation, if any.
+	Cancelled *Cancellation
+}
+
+// UnprovenStage is a passing stage with the reasons it cannot be backed.
+type UnprovenStage struct {
+	Stage Stage
+	Why   []string
+}
+
+// CheckNotRun is one check that did not run, with its stage and reason.
+type CheckNotRun struct {
+	Stage  string `json:"stage"`
+	Check  string `json:"check"`
+	Reason string `json:"reason"`
+}
+
+// Assess sorts the run.
+func (r *Run) Assess() Assessment {
+	a := Assessment{Cancelled: r.Cancelled}
+	for _, s := range r.Stages {
+		if !s.Headline {
+			if s.Verdict != Pass && s.Verdict != NotRun {
+				a.Outside = append(a.Outside, s)
+			}
+			continue
+		}
+		a.Headline++
+		switch s.Verdict {
+		case Pass:
+			if why := Contradictions(s); len(why) > 0 {
+				a.Unproven = append(a.Unproven, UnprovenStage{Stage: s, Why: why})
+			}
+			for _, c := range s.Checks {
+				if c.Verdict == NotRun {
+					a.ChecksNotRun = append(a.ChecksNotRun, CheckNotRun{Stage: s.ID, Check: c.Name, Reason: c.Detail})
+				}
+			}
+		case NotRun:
+			a.NotRun = append(a.NotRun, s)
+		default:
+			a.Failed = append(a.Failed, s)
+		}
+	}
+	return a
+}
+
+// Clear is the run's verdict: at least one headline stage, every one of
+// them passed and backed by its checks and BREAKs, and not cancelled.
+// Checks not run on the substrate do not cost the clear, but ChecksNotRun
+// carries them so no reader takes such a run for a full one.
+func (a Assessment) Clear() bool {
+	return a.Cancelled == nil && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Unproven) == 0
+}
+
+// Clear reports whether the run is clear (see Assessment.Clear).
+func (r *Run) Clear() bool { return r.Assess().Clear() }
+
+// Failed lists the stages that failed.
+func (r *Run) Failed() []Stage {
+	var out []Stage
+	for _, s := range r.Stages {
+		if s.Verdict == Fail {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Contradictions lists what, inside a stage marked pass, says otherwise:
+// a check that failed or is unproven, or a BREAK that did not prove.
+func Contradictions(s Stage) []string {
+	var why []string
+	for _, b := range s.Breaks {
+		if b.Outcome != Proved && !b.EngineFinding && b.Side != "oracle" {
+			why = append(why, fmt.Sprintf("BREAK %s %s", b.Name, b.Outcome))
+		}
+	}
+	for _, c := range s.Checks {
+		switch c.Verdict {
+		case Pass, NotRun:
+		case Unproven:
+			why = append(why, "check "+c.Name+" is unproven")
+		default:
+			why = append(why, fmt.Sprintf("check %s: %s", c.Name, c.Verdict))
+		}
+	}
+	return why
+}
