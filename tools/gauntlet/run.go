@@ -81,11 +81,7 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	verdict := "Clear"
-	if !res.Clear() {
-		verdict = "NOT clear"
-	}
-	fmt.Printf("%s: %s in %s\n", name, verdict, time.Since(start).Round(100*time.Millisecond))
+	fmt.Printf("%s in %s: %s\n", name, time.Since(start).Round(100*time.Millisecond), evidence.Headline(res))
 	for _, s := range res.Stages {
 		fmt.Printf("  %-22s %-8s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
 	}

@@ -36,6 +36,9 @@ type Run struct {
 	// Cancelled is set when the run was stopped before its end; its
 	// remaining stages are not_run "cancelled" and it is never recorded.
 	Cancelled *Cancellation `json:"cancelled,omitempty"`
+	// Sabotaged marks a run whose BREAKs skipped their corruptions (a test
+	// of the BREAKs): never clear, never recorded.
+	Sabotaged bool `json:"sabotaged,omitempty"`
 }
 
 // Cancellation says where and how a run was stopped.
