@@ -336,6 +336,9 @@ func goClosure(ctx context.Context, dir string) (map[string]string, error) {
 	}
 	for _, f := range []string{"go.mod", "go.sum"} {
 		h, err := hashFile(filepath.Join(root, f))
+		if errors.Is(err, fs.ErrNotExist) && f == "go.sum" {
+			continue // a module with no dependencies has none
+		}
 		if err != nil {
 			return nil, err
 		}
