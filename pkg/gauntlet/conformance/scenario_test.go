@@ -441,17 +441,20 @@ func TestProofRules(t *testing.T) {
 	legacy := result.Check{Name: "old", Verdict: result.Pass}
 	for name, tc := range map[string]struct {
 		local, kind []result.Stage
+		kindEngine  *result.Engine
 		ids         []string
 		want        Proof
 		code        int
 	}{
-		"proven on both":           {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, ids: []string{reqCrash}, want: Proven, code: ExitProven},
-		"one substrate unrecorded": {local: []result.Stage{crashPass()}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
-		"a check not run: partial": {local: []result.Stage{crashPass()}, kind: []result.Stage{stg("day2_crash", result.Pass, []string{reqCrash}, proved("a"), notRun)}, ids: []string{reqCrash}, want: Partial, code: ExitWaiting},
-		"before check-level proof": {local: []result.Stage{crashPass()}, kind: []result.Stage{stg("day2_crash", result.Pass, []string{reqCrash}, legacy)}, ids: []string{reqCrash}, want: Unbacked, code: ExitFailed},
-		"a BREAK that held":        {local: []result.Stage{crashPass()}, kind: []result.Stage{func() result.Stage { s := crashPass(); s.Breaks[0].Outcome = result.Held; return s }()}, ids: []string{reqCrash}, want: Failed, code: ExitFailed},
-		"stage not run":            {local: []result.Stage{crashPass()}, kind: []result.Stage{{ID: "day2_crash", Verdict: result.NotRun, Reason: "engine has no x", Requirements: []string{reqCrash}}}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
-		"a gap is let through":     {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, ids: []string{"GAUNT-LIVE-STRICT-01", reqCrash}, want: Proven, code: ExitProven},
+		"proven on both":                       {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, ids: []string{reqCrash}, want: Proven, code: ExitProven},
+		"one substrate unrecorded":             {local: []result.Stage{crashPass()}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
+		"a check not run: partial":             {local: []result.Stage{crashPass()}, kind: []result.Stage{stg("day2_crash", result.Pass, []string{reqCrash}, proved("a"), notRun)}, ids: []string{reqCrash}, want: Partial, code: ExitWaiting},
+		"before check-level proof":             {local: []result.Stage{crashPass()}, kind: []result.Stage{stg("day2_crash", result.Pass, []string{reqCrash}, legacy)}, ids: []string{reqCrash}, want: Unbacked, code: ExitFailed},
+		"a BREAK that held":                    {local: []result.Stage{crashPass()}, kind: []result.Stage{func() result.Stage { s := crashPass(); s.Breaks[0].Outcome = result.Held; return s }()}, ids: []string{reqCrash}, want: Failed, code: ExitFailed},
+		"stage not run":                        {local: []result.Stage{crashPass()}, kind: []result.Stage{{ID: "day2_crash", Verdict: result.NotRun, Reason: "engine has no x", Requirements: []string{reqCrash}}}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
+		"an unpinned engine is never green":    {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, kindEngine: &result.Engine{Name: "tofu", Version: "1.12.6", SHA256: tofuSHA}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
+		"another binary of the pinned version": {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, kindEngine: &result.Engine{Name: "tofu", Version: "1.12.6", SHA256: "ab", Pinned: "1.12.6"}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
+		"a gap is let through":                 {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, ids: []string{"GAUNT-LIVE-STRICT-01", reqCrash}, want: Proven, code: ExitProven},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := newRepo(t)
@@ -459,7 +462,11 @@ func TestProofRules(t *testing.T) {
 				r.mustRecord(run{estate: "e1", substrate: "local", engine: pinnedTofu(), stages: tc.local})
 			}
 			if tc.kind != nil {
-				r.mustRecord(run{estate: "e1", substrate: "kind", engine: pinnedTofu(), stages: tc.kind})
+				e := pinnedTofu()
+				if tc.kindEngine != nil {
+					e = *tc.kindEngine
+				}
+				r.mustRecord(run{estate: "e1", substrate: "kind", engine: e, stages: tc.kind})
 			}
 			r.commit("record")
 			rep := r.report()
