@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -60,5 +62,51 @@ func TestRealLedgerVerifies(t *testing.T) {
 	}
 	if len(l.Rows)+len(l.History) == 0 {
 		t.Error("the committed ledger has no rows")
+	}
+}
+
+// TestRealClosure: in this repository, the runner's closure holds what
+// the issue's tampering touched (the runner, the stage recorder), the
+// pins are split per substrate, and pins.json is not counted as code.
+func TestRealClosure(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skipf("needs the go command on PATH (the closure is `go list -deps`): %v", err)
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "..", "go.mod")); err != nil {
+		t.Skipf("needs the whole checkout (not a test's runfiles): %v", err)
+	}
+	tree, err := NewTree(context.Background(), filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := tree.Inputs("corpus-k8s-metrics-server", "local", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind, err := tree.Inputs("corpus-k8s-metrics-server", "kind", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"pkg/gauntlet/runner.go", "pkg/gauntlet/stage/record.go", "pkg/gauntlet/conformance/ledger.go", "tools/gauntlet/run.go", "go.mod", "go.sum"} {
+		if local.Code[f] == "" {
+			t.Errorf("%s is not in the runner's closure", f)
+		}
+	}
+	if local.Code["third_party/pins.json"] != "" || local.Code["pkg/gauntlet/conformance/conformance_test.go"] != "" {
+		t.Error("pins.json or a test file counted as code")
+	}
+	for _, p := range []string{"cli:tofu", "cli:terraform", "go", "local:kwok", "local:etcd", "provider:terraform-provider-kubernetes"} {
+		if local.Pins[p] == "" {
+			t.Errorf("local inputs lack pin %s: %v", p, local.Pins)
+		}
+	}
+	if local.Pins["kind"] != "" || kind.Pins["local:kwok"] != "" || kind.Pins["kind"] == "" || kind.Pins["kind:kubelet"] == "" {
+		t.Errorf("substrate pins are not split: local %v, kind %v", local.Pins, kind.Pins)
+	}
+	if local.Corpus == "" || local.EstateFiles["estates/corpus-k8s-metrics-server/estate.yaml"] == "" {
+		t.Errorf("estate inputs: corpus %q, files %v", local.Corpus, local.EstateFiles)
+	}
+	if v, sha, ok := tree.PinnedCLI("tofu"); !ok || v == "" || len(sha) != 64 {
+		t.Errorf("pinned tofu %q %q %v", v, sha, ok)
 	}
 }
