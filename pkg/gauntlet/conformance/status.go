@@ -187,19 +187,36 @@ func Derive(w World, l *Ledger) (*Report, error) {
 			}
 		}
 		st.Proof, st.Why = Proven, ""
-		for _, cp := range st.Cells {
-			if cp.Required && (st.Why == "" || rank[cp.Proof] < rank[st.Proof]) {
-				st.Proof, st.Why = cp.Proof, cp.Cell.Estate+" on "+cp.Cell.Substrate+": "+cp.Why
+		worst := -1
+		for i, cp := range st.Cells {
+			if cp.Required && (worst < 0 || rank[cp.Proof] < rank[st.Proof]) {
+				st.Proof, st.Why, worst = cp.Proof, cp.Cell.Estate+" on "+cp.Cell.Substrate+": "+cp.Why, i
 			}
 			if cp.Required || cp.Proof != NotRun {
 				columns[cp.Cell] = true
 			}
+		}
+		// Name every other required cell that is not proven either, so a
+		// gate says exactly what is missing.
+		var also []string
+		for i, cp := range st.Cells {
+			if cp.Required && i != worst && cp.Proof != Proven {
+				also = append(also, cp.Cell.Estate+" on "+cp.Cell.Substrate+": "+string(cp.Proof))
+			}
+		}
+		if len(also) > 0 {
+			st.Why += " (also " + strings.Join(also, "; ") + ")"
 		}
 		if len(st.Stages) == 0 {
 			st.Proof, st.Why = NotRun, "no stage verifies it"
 		}
 		if why := unprovable(st.Stages, w); why != "" && !st.Proof.Blocking() {
 			st.Proof, st.Why = Unprovable, why
+			for i := range st.Cells {
+				if st.Cells[i].Required && st.Cells[i].Proof == NotRun {
+					st.Cells[i].Proof, st.Cells[i].Why = Unprovable, why
+				}
+			}
 		}
 		rep.Requirements = append(rep.Requirements, st)
 	}
