@@ -265,6 +265,25 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 	for _, p := range ledger.Problems {
 		problems = append(problems, "ledger "+p.String())
 	}
+	referenced := map[string]bool{}
+	for _, r := range ledger.Rows {
+		referenced[r.Run] = true
+	}
+	for _, r := range ledger.History {
+		referenced[r.Run] = true
+	}
+	for _, p := range ledger.Problems {
+		referenced[p.Run] = true
+	}
+	entries, err := os.ReadDir(runsDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() && !referenced[e.Name()] {
+			problems = append(problems, fmt.Sprintf("run folder %s/%s has no ledger row: record runs with `run --record`, never by hand", runsDir, e.Name()))
+		}
+	}
 	g := conformance.Git{Dir: "."}
 	why := "--base"
 	if base == "" {
