@@ -203,9 +203,18 @@ func Append(ledger, runsDir, id string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("run %s: %w", id, err)
 	}
-	lines, err := readLines(ledger)
-	if err != nil {
-		return 0, err
+	raw, err := os.ReadFile(ledger)
+	if err != nil && !os.IsNotExist(err) {
+		return 0, fmt.Errorf("read the ledger: %w", err)
+	}
+	if len(raw) > 0 && raw[len(raw)-1] != '\n' {
+		return 0, fmt.Errorf("%s does not end in a newline: it was edited by hand; restore it from git", ledger)
+	}
+	lines := splitLines(raw)
+	// Never grow a ledger that does not verify: a row chained to a forged
+	// one would carry the forgery along.
+	if l := verifyLines(lines, runsDir); len(l.Problems) > 0 {
+		return 0, fmt.Errorf("the ledger has %d problem(s), e.g. %s; `gauntlet status` lists them, restore it from git", len(l.Problems), l.Problems[0])
 	}
 	var last []byte
 	if len(lines) > 0 {

@@ -292,6 +292,16 @@ func TestForgedRows(t *testing.T) {
 			}
 		})
 	}
+	t.Run("no row is appended to a forged ledger", func(t *testing.T) {
+		forged := bytes.Replace(orig, []byte(`"verdict":"fail"`), []byte(`"verdict":"pass"`), 1)
+		if err := os.WriteFile(r.ledger(), forged, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.WriteFile(r.ledger(), orig, 0o644)
+		if _, err := r.record(run{estate: "e1", substrate: "kind", engine: pinnedTofu(), stages: []result.Stage{crashPass()}}); err == nil || !strings.Contains(err.Error(), "problem") {
+			t.Errorf("appended to a forged ledger: %v", err)
+		}
+	})
 	forge("hand-written row, no folder", func(b []byte) []byte {
 		line := strings.ReplaceAll(strings.TrimSpace(string(b)), id, "20261130T000000Z-e1-local-0123456789ab")
 		line = strings.ReplaceAll(line, `"verdict":"fail"`, `"verdict":"pass"`)
