@@ -14,11 +14,7 @@ import (
 // cluster starts, counts an untracked (not ignored) file as dirty and
 // names it in the error.
 func TestRecordRefusesDirtyTree(t *testing.T) {
-	for _, tool := range []string{"go", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs the %s command on PATH (the runner's closure is `go list -deps`, the tree's state is git's): %v", tool, err)
-		}
-	}
+	needTools(t)
 	dir := t.TempDir()
 	write := func(p, s string) {
 		t.Helper()
@@ -66,11 +62,7 @@ func TestRecordRefusesDirtyTree(t *testing.T) {
 // ledger line (for the report too), and --hygiene failing a rewritten
 // ledger line against the previous commit.
 func TestStatusExitCodes(t *testing.T) {
-	for _, tool := range []string{"go", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs the %s command on PATH (the runner's closure is `go list -deps`, the tree's state is git's): %v", tool, err)
-		}
-	}
+	needTools(t)
 	dir := t.TempDir()
 	write := func(p, s string) {
 		t.Helper()
@@ -150,5 +142,20 @@ func TestStatusExitCodes(t *testing.T) {
 	}
 	if err := runStatus(context.Background(), []string{"--requirements", "GAUNT-NOPE-01"}); err == nil {
 		t.Error("an unknown requirement was gated")
+	}
+}
+
+// needTools skips a test that needs go and git, with the reason, when this
+// environment (e.g. a Bazel sandbox) lacks them or has no Go build cache.
+func needTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"go", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs the %s command on PATH (the runner's closure is `go list -deps`, the tree's state is git's): %v", tool, err)
+		}
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if c := strings.TrimSpace(string(out)); err != nil || c == "" || c == "off" {
+		t.Skipf("needs a Go build cache for `go list -deps` (GOCACHE %q, %v)", c, err)
 	}
 }

@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -69,9 +68,7 @@ func TestRealLedgerVerifies(t *testing.T) {
 // the issue's tampering touched (the runner, the stage recorder), the
 // pins are split per substrate, and pins.json is not counted as code.
 func TestRealClosure(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skipf("needs the go command on PATH (the closure is `go list -deps`): %v", err)
-	}
+	needTools(t)
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "go.mod")); err != nil {
 		t.Skipf("needs the whole checkout (not a test's runfiles): %v", err)
 	}

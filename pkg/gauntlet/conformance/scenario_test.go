@@ -35,11 +35,7 @@ type repo struct {
 
 func newRepo(t *testing.T) *repo {
 	t.Helper()
-	for _, tool := range []string{"go", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs the %s command on PATH (the runner's closure is `go list -deps`, the tree's state is git's): %v", tool, err)
-		}
-	}
+	needTools(t)
 	r := &repo{t: t, dir: t.TempDir()}
 	r.write("go.mod", "module example.com/g\n\ngo 1.22\n")
 	r.write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/stage\"\n\nfunc main() {}\n")
@@ -513,4 +509,19 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// needTools skips a test that needs go and git, with the reason, when this
+// environment (e.g. a Bazel sandbox) lacks them or has no Go build cache.
+func needTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"go", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs the %s command on PATH (the runner's closure is `go list -deps`, the tree's state is git's): %v", tool, err)
+		}
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if c := strings.TrimSpace(string(out)); err != nil || c == "" || c == "off" {
+		t.Skipf("needs a Go build cache for `go list -deps` (GOCACHE %q, %v)", c, err)
+	}
 }
