@@ -282,6 +282,9 @@ func goClosure(ctx context.Context, dir string) (map[string]string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=Dir,ImportPath,Module,GoFiles,CgoFiles,CFiles,HFiles,SFiles,EmbedFiles", RunnerPackage)
 	cmd.Dir = dir
+	// Runs happen on Linux (the substrates need it): a status computed on
+	// another OS must see the same closure.
+	cmd.Env = append(os.Environ(), "GOOS=linux")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
