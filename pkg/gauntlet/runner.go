@@ -2,8 +2,11 @@ package gauntlet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -338,10 +341,18 @@ func estateResult(s *estate.Spec) result.Estate {
 	return e
 }
 
-// engineResult records an engine and, unless it was given by path, the
-// version its pin says, so the page can say when a run is stale.
+// engineResult records an engine, the sha256 of its binary and, unless it
+// was given by path, the version its pin says, so the page can say when a
+// run is stale and a proof can name exactly which binary it is about.
 func engineResult(e *engine.Engine, tc *toolchain.Toolchain, tool string, byPath bool) result.Engine {
 	out := result.Engine{Name: e.Profile.Name, Version: e.Profile.Version, Display: e.Profile.Display, Path: e.Bin}
+	if f, err := os.Open(e.Bin); err == nil {
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err == nil {
+			out.SHA256 = hex.EncodeToString(h.Sum(nil))
+		}
+		f.Close()
+	}
 	if pin, ok := tc.Pins.Tool(tool); ok && !byPath {
 		out.Pinned = pin.Version
 	}

@@ -71,6 +71,9 @@ type Engine struct {
 	Version string `json:"version"`
 	Display string `json:"display"`
 	Path    string `json:"path"`
+	// SHA256 is the sha256 of the binary that ran: with Pinned, the
+	// engine's identity in a conformance proof.
+	SHA256 string `json:"sha256,omitempty"`
 	// Pinned is the version the current pins say; empty when the engine
 	// was given by path and has no pin.
 	Pinned string `json:"pinned,omitempty"`
