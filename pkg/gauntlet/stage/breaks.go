@@ -3,8 +3,10 @@ package stage
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // A BREAK's run on one side: corrupt the world, the state or the input,
@@ -111,4 +113,59 @@ func (r *Run) victim() Object {
 		}
 	}
 	return r.Objects[len(r.Objects)-1]
+}
+
+// gather runs f on both sides at once and collects its results by side.
+func gather[T any](ctx context.Context, r *Run, f func(ctx context.Context, sd *Side) (T, error)) (map[string]T, error) {
+	var mu sync.Mutex
+	out := map[string]T{}
+	err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		v, err := f(ctx, sd)
+		mu.Lock()
+		out[sd.Name] = v
+		mu.Unlock()
+		return err
+	})
+	return out, err
+}
+
+// versionsBoth reads the objects' uids and resourceVersions on both sides.
+func (r *Run) versionsBoth(ctx context.Context, objs []Object) (map[string]map[string]string, error) {
+	return gather(ctx, r, func(ctx context.Context, sd *Side) (map[string]string, error) { return versions(ctx, sd, objs) })
+}
+
+// checkReplaced checks that after a replace newObj exists and oldObj does
+// not, on both sides. Its BREAK creates oldObj again out of band (from
+// newObj's copy under the old name): the check must name it.
+func (r *Run) checkReplaced(ctx context.Context, rec *Recorder, check string, oldObj, newObj Object) error {
+	alone := func(ctx context.Context, sd *Side) error {
+		if u, err := sd.Get(ctx, newObj.Ref); err != nil || u == nil {
+			return fmt.Errorf("%s missing on %s (%v)", newObj.Ref, sd.Name, err)
+		}
+		if u, err := sd.Get(ctx, oldObj.Ref); err != nil || u != nil {
+			return fmt.Errorf("%s survived on %s (%v)", oldObj.Ref, sd.Name, err)
+		}
+		return nil
+	}
+	rec.Check(check, r.both(ctx, alone), newObj.Ref.String()+" alone, on both clusters")
+	copies, err := gather(ctx, r, func(ctx context.Context, sd *Side) (*unstructured.Unstructured, error) {
+		u, err := sd.Get(ctx, newObj.Ref)
+		if err == nil && u == nil {
+			err = fmt.Errorf("%s missing on %s", newObj.Ref, sd.Name)
+		}
+		return u, err
+	})
+	if err != nil {
+		return err
+	}
+	r.breakBoth(ctx, rec, Breaking{Name: "old_back", Corruption: "creates the old " + oldObj.Ref.String() + " again out of band",
+		Victim: oldObj.Ref.String(), Covers: []string{check}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		u := copies[sd.Name].DeepCopy()
+		u.SetName(oldObj.Ref.Name)
+		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, oldObj.Ref, u) }); err != nil {
+			return nil, err
+		}
+		return undoing(one(check, alone(ctx, sd)), nil, func() error { return sd.Delete(ctx, oldObj.Ref) })
+	})
+	return nil
 }

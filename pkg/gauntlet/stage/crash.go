@@ -32,14 +32,10 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Root.WriteFile(crashFileName, crashFile(r)) }); err != nil {
 		return err
 	}
-	exits := map[string]int{}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		code, err := interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "secrets", Namespace: first.Ref.Namespace, Name: first.Ref.Name}, first.Ref)
-		r.mu.Lock()
-		exits[sd.Name] = code
-		r.mu.Unlock()
-		return err
-	}); err != nil {
+	exits, err := gather(ctx, r, func(ctx context.Context, sd *Side) (int, error) {
+		return interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "secrets", Namespace: first.Ref.Namespace, Name: first.Ref.Name}, first.Ref)
+	})
+	if err != nil {
 		return err
 	}
 	const (

@@ -11,7 +11,6 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	tfjson "github.com/hashicorp/terraform-json"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 const (
@@ -41,14 +40,10 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 	if err := write("b"); err != nil {
 		return err
 	}
-	exits := map[string]int{}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		code, err := interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "configmaps", Namespace: newObj.Ref.Namespace, Name: newObj.Ref.Name}, newObj.Ref)
-		r.mu.Lock()
-		exits[sd.Name] = code
-		r.mu.Unlock()
-		return err
-	}); err != nil {
+	exits, err := gather(ctx, r, func(ctx context.Context, sd *Side) (int, error) {
+		return interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "configmaps", Namespace: newObj.Ref.Namespace, Name: newObj.Ref.Name}, newObj.Ref)
+	})
+	if err != nil {
 		return err
 	}
 	const (
@@ -105,35 +100,9 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 	if _, _, err := r.applyBoth(ctx, engine.ApplyOptions{}); err != nil {
 		return err
 	}
-	alone := func(ctx context.Context, sd *Side) error {
-		if u, err := sd.Get(ctx, newObj.Ref); err != nil || u == nil {
-			return fmt.Errorf("%s missing on %s (%v)", newObj.Ref, sd.Name, err)
-		}
-		if u, err := sd.Get(ctx, oldObj.Ref); err != nil || u != nil {
-			return fmt.Errorf("%s survived on %s (%v)", oldObj.Ref, sd.Name, err)
-		}
-		return nil
-	}
-	rec.Check(finished, r.both(ctx, alone), newObj.Ref.String())
-	copies := map[string]*unstructured.Unstructured{}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		u, err := sd.Get(ctx, newObj.Ref)
-		r.mu.Lock()
-		copies[sd.Name] = u
-		r.mu.Unlock()
-		return err
-	}); err != nil {
+	if err := r.checkReplaced(ctx, rec, finished, oldObj, newObj); err != nil {
 		return err
 	}
-	r.breakBoth(ctx, rec, Breaking{Name: "old_back", Corruption: "creates the old " + oldObj.Ref.String() + " again out of band",
-		Victim: oldObj.Ref.String(), Covers: []string{finished}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		u := copies[sd.Name].DeepCopy()
-		u.SetName(oldObj.Ref.Name)
-		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, oldObj.Ref, u) }); err != nil {
-			return nil, err
-		}
-		return undoing(one(finished, alone(ctx, sd)), nil, func() error { return sd.Delete(ctx, oldObj.Ref) })
-	})
 	r.Objects = append(r.Objects, newObj)
 	r.checkPlanEmpty(ctx, rec, next, newObj)
 	rec.Claim([]string{window, deposed, same, finished, next}, "the create_before_destroy rename window was interrupted too: %s renamed %s -> %s was killed by SIGTERM the instant the new object's create response went out (exit %d), leaving both objects and the old one deposed in state; the replan destroyed exactly the deposed object (%s), as stock's did from the same position, and one apply left %s alone with the next plan empty",

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 )
@@ -94,15 +93,8 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return undoing(m, err, func() error { return sd.Root.Restore(before) })
 	})
 
-	var mu sync.Mutex
-	before := map[string]map[string]string{}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		v, err := versions(ctx, sd, []Object{obj})
-		mu.Lock()
-		before[sd.Name] = v
-		mu.Unlock()
-		return err
-	}); err != nil {
+	before, err := r.versionsBoth(ctx, []Object{obj})
+	if err != nil {
 		return err
 	}
 	a, o, err := r.applyBoth(ctx, engine.ApplyOptions{})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func day2Replace() Stage {
@@ -87,38 +86,9 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	so := orders["subject"]
 	rec.Check(order, createdFirst(so), fmt.Sprintf("lines %d then %d", so[0], so[1]))
 	rec.Check(oracleOrder, createdFirst(orders["oracle"]), "")
-	copies := map[string]*unstructured.Unstructured{}
-	isAlone := func(ctx context.Context, sd *Side) error {
-		if u, err := sd.Get(ctx, newObj.Ref); err != nil || u == nil {
-			return fmt.Errorf("%s missing on %s (%v)", newObj.Ref, sd.Name, err)
-		}
-		if u, err := sd.Get(ctx, oldObj.Ref); err != nil || u != nil {
-			return fmt.Errorf("%s survived on %s (%v)", oldObj.Ref, sd.Name, err)
-		}
-		return nil
-	}
-	rec.Check(alone, r.both(ctx, isAlone), "")
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		u, err := sd.Get(ctx, newObj.Ref)
-		if err == nil && u == nil {
-			err = fmt.Errorf("%s missing on %s", newObj.Ref, sd.Name)
-		}
-		r.mu.Lock()
-		copies[sd.Name] = u
-		r.mu.Unlock()
-		return err
-	}); err != nil {
+	if err := r.checkReplaced(ctx, rec, alone, oldObj, newObj); err != nil {
 		return err
 	}
-	r.breakBoth(ctx, rec, Breaking{Name: "recreate_old", Corruption: "creates " + oldObj.Ref.String() + " again out of band",
-		Victim: oldObj.Ref.String(), Covers: []string{alone}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		u := copies[sd.Name].DeepCopy()
-		u.SetName(oldObj.Ref.Name)
-		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, oldObj.Ref, u) }); err != nil {
-			return nil, err
-		}
-		return undoing(one(alone, isAlone(ctx, sd)), nil, func() error { return sd.Delete(ctx, oldObj.Ref) })
-	})
 	r.checkPlanEmpty(ctx, rec, next, newObj)
 	rec.Claim([]string{planned, same}, "a create_before_destroy ConfigMap whose content-hashed name changes (%s -> %s) planned as a replace, create then destroy (%s), as stock's did",
 		oldObj.Ref.Name, newObj.Ref.Name, subj.Counts)

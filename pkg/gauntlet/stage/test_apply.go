@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 )
@@ -30,15 +29,8 @@ func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 		return nil
 	}
-	var mu sync.Mutex
-	before := map[string]map[string]string{}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		v, err := versions(ctx, sd, r.Objects)
-		mu.Lock()
-		before[sd.Name] = v
-		mu.Unlock()
-		return err
-	}); err != nil {
+	before, err := r.versionsBoth(ctx, r.Objects)
+	if err != nil {
 		return err
 	}
 	subj, orc, err := r.applyBoth(ctx, engine.ApplyOptions{})
@@ -74,13 +66,7 @@ func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		})
 	})
 	// The delete BREAK recreated the victim: read the versions anew.
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		v, err := versions(ctx, sd, r.Objects)
-		mu.Lock()
-		before[sd.Name] = v
-		mu.Unlock()
-		return err
-	}); err != nil {
+	if before, err = r.versionsBoth(ctx, r.Objects); err != nil {
 		return err
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.Ref.String() + " out of band",
