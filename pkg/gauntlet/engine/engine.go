@@ -24,7 +24,15 @@ type Engine struct {
 	Bin       string
 	Profile   Profile
 	cliConfig string
+	started   func(pid int)
 }
+
+// OnEveryStart calls f with the pid of every engine process this Engine's
+// workspaces start. Each leads its own process group, with the provider
+// plugins it starts inside it, so a run can record the group and end
+// whatever of it survives (see runstate). Call it before any workspace
+// runs.
+func (e *Engine) OnEveryStart(f func(pid int)) { e.started = f }
 
 // New detects the engine at bin. cliConfig is the CLI config every call
 // runs with (the toolchain's mirror-only config), never the machine's.
@@ -157,12 +165,17 @@ func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (
 	cmd.Env = append(w.env(), o.env...)
 	tee := &teeWriter{a: &out, b: logf, watch: o.watch}
 	cmd.Stdout, cmd.Stderr = tee, tee
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own group: the plugins it starts are in it too, so the group
+	// names everything of this call even after the engine itself is gone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+	}
+	if w.Engine.started != nil {
+		w.Engine.started(cmd.Process.Pid)
 	}
 	if o.started != nil {
 		o.started(cmd.Process)
