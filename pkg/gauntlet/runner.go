@@ -78,6 +78,9 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	}
 	pre.subject.OnEveryStart(track)
 	pre.oracle.OnEveryStart(track)
+	plans := &planTally{byKubeconfig: map[string]planCount{}}
+	pre.subject.OnEveryCall(plans.add)
+	pre.oracle.OnEveryCall(plans.add)
 
 	work := o.workDir
 	if work == "" {
@@ -148,7 +151,7 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	r.Fresh = func(sd *stage.Side, name string) (*estate.Root, error) {
 		return spec.Materialise(filepath.Join(work, sd.Name+"-"+name), pre.sourceFile, o.substrate, providersTF(pre.tc.Pins))
 	}
-	runStages(ctx, r, res, o)
+	runStages(ctx, r, res, o, plans)
 	res.Duration = time.Since(start)
 	switch {
 	case res.Cancelled != nil:
@@ -293,7 +296,7 @@ func prepareSide(ctx context.Context, sd *stage.Side, spec *estate.Spec, pre *pr
 // runStages runs every stage in order and records its result. Once ctx
 // is cancelled the stage it interrupted is cancelled and every later one
 // is not_run "cancelled": a stopped run is not a failed engine.
-func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options) {
+func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, plans *planTally) {
 	verdicts := map[string]result.Verdict{}
 	byID := map[string]result.Stage{}
 	for _, st := range stage.All() {
@@ -308,7 +311,7 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options) {
 			sr.Verdict = result.Cancelled
 			sr.Detail = fmt.Sprintf("Cancelled by %s before it started.", res.Cancelled.Signal)
 		default:
-			sr = runOne(ctx, st, r, sr, o)
+			sr = runOne(ctx, st, r, sr, o, plans)
 			if ctx.Err() != nil {
 				res.Cancelled = cancellation(ctx, st.ID())
 				sr.Verdict = result.Cancelled
@@ -426,11 +429,12 @@ func needed(id string, only []string) bool {
 	return false
 }
 
-func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, o *options) (out result.Stage) {
+func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, o *options, plans *planTally) (out result.Stage) {
 	o.logger.Infof("stage %-20s started", st.ID())
 	rec := stage.NewRecorder()
 	calls0 := [2]int{r.Subject.Calls(), r.Oracle.Calls()}
 	reqs0 := [2]int{r.Subject.Proxy.Total(), r.Oracle.Proxy.Total()}
+	plans0 := [2]planCount{plans.get(r.Subject.Engine.Kubeconfig), plans.get(r.Oracle.Engine.Kubeconfig)}
 	start := time.Now()
 	err := func() (err error) {
 		defer func() {
@@ -445,6 +449,11 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 	rec.Figure("oracle.engine_calls", r.Oracle.Calls()-calls0[1])
 	rec.Figure("subject.api_requests", r.Subject.Proxy.Total()-reqs0[0])
 	rec.Figure("oracle.api_requests", r.Oracle.Proxy.Total()-reqs0[1])
+	for i, sd := range []*stage.Side{r.Subject, r.Oracle} {
+		p := plans.get(sd.Engine.Kubeconfig)
+		rec.Figure(sd.Name+".plans", p.plans-plans0[i].plans)
+		rec.Figure(sd.Name+".planned_changes", p.changes-plans0[i].changes)
+	}
 	rec.Fill(&sr)
 	switch {
 	case err != nil:
@@ -459,6 +468,35 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		o.logger.Infof("stage %-20s %s in %s", st.ID(), sr.Verdict, sr.Duration.Round(100*time.Millisecond))
 	}
 	return sr
+}
+
+// planTally counts, per side (each side's workspaces share its
+// kubeconfig), the calls that printed a plan and the changes those plans
+// counted: figures a repeated run must reproduce exactly.
+type planTally struct {
+	mu           sync.Mutex
+	byKubeconfig map[string]planCount
+}
+
+type planCount struct{ plans, changes int }
+
+func (t *planTally) add(ws *engine.Workspace, c engine.Call) {
+	n, ok := engine.PrintedPlan(c.Output)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.byKubeconfig[ws.Kubeconfig]
+	p.plans++
+	p.changes += n.Import + n.Add + n.Change + n.Destroy
+	t.byKubeconfig[ws.Kubeconfig] = p
+}
+
+func (t *planTally) get(kubeconfig string) planCount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byKubeconfig[kubeconfig]
 }
 
 func estateResult(s *estate.Spec) result.Estate {

@@ -16,10 +16,16 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
-// runExit carries the run's exit code (1 when not clear) to main.
+// runExit carries the run's exit code (1 when not clear, 128+signal when
+// a signal cancelled it) to main.
 type runExit int
 
-func (e runExit) Error() string { return fmt.Sprintf("the run is not clear (exit %d)", int(e)) }
+func (e runExit) Error() string {
+	if e > 128 {
+		return fmt.Sprintf("the run was cancelled (exit %d)", int(e))
+	}
+	return fmt.Sprintf("the run is not clear (exit %d)", int(e))
+}
 func (e runExit) ExitCode() int { return int(e) }
 
 func runRun(ctx context.Context, args []string) error {
@@ -82,7 +88,12 @@ func runRun(ctx context.Context, args []string) error {
 		return err
 	}
 	verdict := "Clear"
-	if !res.Clear() {
+	switch c := res.Cancelled; {
+	case c != nil && c.Stage != "":
+		verdict = fmt.Sprintf("CANCELLED by %s during stage %s", c.Signal, c.Stage)
+	case c != nil:
+		verdict = fmt.Sprintf("CANCELLED by %s before the first stage", c.Signal)
+	case !res.Clear():
 		verdict = "NOT clear"
 	}
 	fmt.Printf("%s: %s in %s\n", name, verdict, time.Since(start).Round(100*time.Millisecond))
@@ -92,7 +103,10 @@ func runRun(ctx context.Context, args []string) error {
 	for _, p := range paths {
 		fmt.Println("wrote", p)
 	}
-	if *rec {
+	if *rec && res.Cancelled != nil {
+		// A cancelled run proves nothing either way: never in the ledger.
+		fmt.Fprintln(os.Stderr, "not recorded: the run was cancelled; run it again to its end to record it")
+	} else if *rec {
 		dir, err := record(res)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)

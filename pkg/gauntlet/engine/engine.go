@@ -25,7 +25,12 @@ type Engine struct {
 	Profile   Profile
 	cliConfig string
 	started   func(pid int)
+	called    func(*Workspace, Call)
 }
+
+// OnEveryCall calls f after every call this Engine's workspaces make
+// (e.g. to tally plans per stage). Call it before any workspace runs.
+func (e *Engine) OnEveryCall(f func(*Workspace, Call)) { e.called = f }
 
 // OnEveryStart calls f with the pid of every engine process this Engine's
 // workspaces start. Each leads its own process group, with the provider
@@ -188,6 +193,9 @@ func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (
 	w.mu.Lock()
 	w.calls = append(w.calls, call)
 	w.mu.Unlock()
+	if w.Engine.called != nil {
+		w.Engine.called(w, call)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
