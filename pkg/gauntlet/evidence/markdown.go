@@ -52,7 +52,11 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 		prose(orDefault(r.Estate.Set, "not recorded")), prose(orDefault(r.Estate.Lane, "not recorded")))
 
 	a := assess(r)
-	b.WriteString(prose(a.verdictSentence()))
+	if s := cancelledSentence(r); s != "" {
+		b.WriteString(prose(s))
+	} else {
+		b.WriteString(prose(a.verdictSentence()))
+	}
 	if s := a.outsideSentence(); s != "" {
 		b.WriteString(" " + prose(s))
 	}
