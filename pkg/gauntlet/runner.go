@@ -118,7 +118,12 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		StartedAt: start.UTC(),
 		Reproduce: o.reproduce,
 	}
-	prov, err := provider(o, pre, work, track)
+	mountRoot := func(dir string) {
+		if err := state.MountRoot(dir); err != nil {
+			o.logger.Warnf("%v", err)
+		}
+	}
+	prov, err := provider(o, pre, work, track, mountRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -205,13 +210,13 @@ func (t *teardown) run() {
 	}
 }
 
-func provider(o *options, pre *preflight, work string, track func(pid int)) (func(i int) cluster.Provider, error) {
+func provider(o *options, pre *preflight, work string, track func(pid int), mountRoot func(string)) (func(i int) cluster.Provider, error) {
 	switch o.substrate {
 	case "local":
 		p := local.New(pre.tc, local.WithLogger(o.logger), local.WithParentDir(work), local.WithStarted(track))
 		return func(int) cluster.Provider { return p }, nil
 	case "kind":
-		opts := []kind.Option{kind.WithLogger(o.logger), kind.WithOffline(o.offline)}
+		opts := []kind.Option{kind.WithLogger(o.logger), kind.WithOffline(o.offline), kind.WithTrack(track, mountRoot)}
 		if o.cacheDir != "" {
 			opts = append(opts, kind.WithCacheDir(o.cacheDir))
 		}

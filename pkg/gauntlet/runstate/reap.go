@@ -22,12 +22,13 @@ func BecomeSubreaper() error {
 	return nil
 }
 
-// Reap runs until ctx ends. Orphans this process adopted from its
-// recorded groups are recorded by pid (so a SIGKILL after this still
-// finds them) and reaped once they exit. It waits only for processes that
-// sit inside a recorded group without leading it: every child gauntlet
-// starts leads its own group, so the children os/exec waits for are never
-// taken from it.
+// Reap runs until ctx ends. It records by pid every orphan this process
+// adopted - a provider plugin whose engine died, a daemon's double-forked
+// child such as a container shim - so a SIGKILL after this still finds
+// it, and reaps those that exit. It waits only for processes that sit
+// inside a recorded group without leading it: every child gauntlet starts
+// itself leads its own group or shares this process's, so the children
+// os/exec waits for are never taken from it.
 func (s *State) Reap(ctx context.Context) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGCHLD)
@@ -54,19 +55,25 @@ func (s *State) reapOnce() {
 		return
 	}
 	self := os.Getpid()
+	selfGroup := syscall.Getpgrp()
 	groups := map[int]bool{}
 	for _, g := range s.Snapshot().Groups {
 		groups[g.PID] = true
 	}
 	for _, p := range all {
-		if p.ppid != self || p.pid == p.pgid || !groups[p.pgid] {
+		if p.ppid != self {
 			continue
 		}
-		if p.zombie() {
+		member := p.pid != p.pgid && groups[p.pgid]
+		if member && p.zombie() {
 			var ws syscall.WaitStatus
 			syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
 			continue
 		}
-		s.Process(p.pid)
+		// Adopted: not a child this process started (those lead a
+		// recorded group or share this process's group).
+		if !p.zombie() && (member || p.pgid != selfGroup && !groups[p.pid]) {
+			s.Process(p.pid)
+		}
 	}
 }

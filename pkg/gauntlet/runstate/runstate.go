@@ -179,13 +179,17 @@ func (s *State) Snapshot() Record {
 }
 
 // End cleans what the process's own teardown missed - anything still
-// alive in its groups, their descendants, mounts and directories - and
-// removes the record. Call it last, after everything was stopped; ctx
-// bounds the wait for killed processes.
+// alive in its groups and their descendants, its directories - and
+// removes the record. Mount roots are left to the teardown of what
+// mounted there: a root may be shared (gauntlet's own Docker engine's),
+// and another process may use it as soon as this one let go. Call End
+// last, after everything was stopped; ctx bounds the wait for killed
+// processes.
 func (s *State) End(ctx context.Context) (Cleaned, error) {
 	s.mu.Lock()
 	rec := s.rec
 	s.mu.Unlock()
+	rec.Mounts = nil
 	c, err := clean(ctx, s.proc, rec)
 	s.reapOnce() // what was killed and was this process's child
 	s.release()
@@ -249,10 +253,11 @@ func Sweep(ctx context.Context, dir string) ([]Cleaned, error) {
 		return nil, err
 	}
 	proc := procFS("/proc")
+	busy := liveMountRoots(locks)
 	var out []Cleaned
 	var errs []error
 	for _, l := range locks {
-		c, err := sweepOne(ctx, proc, l)
+		c, err := sweepOne(ctx, proc, l, busy)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -263,7 +268,34 @@ func Sweep(ctx context.Context, dir string) ([]Cleaned, error) {
 	return out, errors.Join(errs...)
 }
 
-func sweepOne(ctx context.Context, proc procFS, lockPath string) (*Cleaned, error) {
+// liveMountRoots are the mount roots of records whose owner runs: a
+// shared root (gauntlet's own Docker engine's) is never unmounted under a
+// live process that uses it now.
+func liveMountRoots(locks []string) map[string]bool {
+	busy := map[string]bool{}
+	for _, l := range locks {
+		f, err := os.Open(l)
+		if err != nil {
+			continue
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		f.Close() // closing drops a lock it took
+		if err == nil {
+			continue // its owner is gone
+		}
+		b, err := os.ReadFile(strings.TrimSuffix(l, ".lock") + ".json")
+		var rec Record
+		if err != nil || json.Unmarshal(b, &rec) != nil {
+			continue
+		}
+		for _, m := range rec.Mounts {
+			busy[m] = true
+		}
+	}
+	return busy
+}
+
+func sweepOne(ctx context.Context, proc procFS, lockPath string, busy map[string]bool) (*Cleaned, error) {
 	f, err := os.OpenFile(lockPath, os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil // removed by its owner or another sweeper meanwhile
@@ -291,6 +323,7 @@ func sweepOne(ctx context.Context, proc procFS, lockPath string) (*Cleaned, erro
 		// times mean nothing now; only directories can be left.
 		rec.Groups, rec.Procs, rec.Mounts = nil, nil, nil
 	}
+	rec.Mounts = slices.DeleteFunc(rec.Mounts, func(m string) bool { return busy[m] })
 	c, err := clean(ctx, proc, rec)
 	if err != nil {
 		// Keep the record: the next sweep tries again.
