@@ -82,7 +82,7 @@ func TestCancelledRunTearsDown(t *testing.T) {
 	logs := &cancelOnStage{stage: "cold_deploy", cancel: func() { cancel(gauntlet.SignalCause{Sig: os.Interrupt}) }}
 	start := time.Now()
 	work, state := t.TempDir(), t.TempDir()
-	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithLogger(logs), gauntlet.WithStages("cold_deploy", "drift"),
+	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithLogger(logs), gauntlet.WithStages("cold_deploy", "migrate"),
 		gauntlet.WithWorkDir(work), gauntlet.WithStateDir(state))
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestCancelledRunTearsDown(t *testing.T) {
 			if st.Verdict != result.Cancelled {
 				t.Errorf("%s: %s, want cancelled", st.ID, st.Verdict)
 			}
-		case "drift":
+		case "migrate":
 			if st.Verdict != result.NotRun || st.Reason != "cancelled" {
 				t.Errorf("%s: %s %q, want not_run \"cancelled\"", st.ID, st.Verdict, st.Reason)
 			}
