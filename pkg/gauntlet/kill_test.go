@@ -151,6 +151,8 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 					break wait
 				}
 			}
+			// Sockets close as their processes die: read them first.
+			ports := listening(seen)
 			if err := run.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +168,9 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 			if why := tc.shown(seen); why != "" {
 				t.Fatalf("the kill came too late or too early: %s", why)
 			}
-			ports := listening(seen)
+			if len(ports) == 0 {
+				t.Fatalf("the run's processes listened on no port at the kill: the port check would prove nothing")
+			}
 			t.Logf("killed the runner (pid %d) with %d descendant(s) alive, listening on %v; %d record(s)", run.Process.Pid, len(seen)-1, ports, len(recs))
 			if len(recs) != 1 {
 				t.Fatalf("want the killed run's one state record, have %d", len(recs))
