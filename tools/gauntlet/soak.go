@@ -65,12 +65,25 @@ func runSoak(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.id, r.verdicts, r.checks, r.breaks, r.subjectCalls, r.oracleCalls, r.plans, r.requests, same)
 	}
 	tw.Flush()
+	clear := 0
+	for _, r := range runs {
+		if r.Clear() {
+			clear++
+		}
+	}
+	fmt.Printf("clear in %d of %d runs (the run's verdict, result.Run.Clear)\n", clear, len(runs))
+	if clear != 0 && clear != len(runs) {
+		differ++
+	}
 	fmt.Printf("%d runs of %s on %s: ", len(runs), spec.Name, runs[0].Substrate)
 	if differ == 0 {
 		fmt.Println("every stage's verdict, checks, BREAK outcomes and figures are identical in every run")
 		return nil
 	}
-	fmt.Println("these stages differ between runs:")
+	fmt.Println("these differ between runs:")
+	if clear != 0 && clear != len(runs) {
+		fmt.Printf("  the run's verdict: clear in %d, not clear in %d\n", clear, len(runs)-clear)
+	}
 	for _, r := range rows {
 		for _, d := range r.diffs {
 			fmt.Printf("  %s: %s\n", r.id, d)
