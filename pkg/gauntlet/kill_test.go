@@ -171,7 +171,7 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 			if len(ports) == 0 {
 				t.Fatalf("the run's processes listened on no port at the kill: the port check would prove nothing")
 			}
-			t.Logf("killed the runner (pid %d) with %d descendant(s) alive, listening on %v; %d record(s)", run.Process.Pid, len(seen)-1, ports, len(recs))
+			t.Logf("killed the runner (pid %d) with %d descendant(s) alive, listening on %d port(s); %d record(s)", run.Process.Pid, len(seen)-1, len(ports), len(recs))
 			if len(recs) != 1 {
 				t.Fatalf("want the killed run's one state record, have %d", len(recs))
 			}
@@ -354,9 +354,10 @@ func records(t *testing.T, tmp string) []runstate.Record {
 	return out
 }
 
-// listening returns the TCP ports the processes listen on, found by
-// their socket inodes in /proc/net/tcp{,6}.
-func listening(procs []procInfo) []int {
+// listening returns the TCP ports the processes listen on, with their
+// socket inodes (/proc/net/tcp{,6}): a port another process binds later
+// has another inode.
+func listening(procs []procInfo) map[int]string {
 	inodes := map[string]bool{}
 	for _, p := range procs {
 		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid))
@@ -367,14 +368,13 @@ func listening(procs []procInfo) []int {
 			}
 		}
 	}
-	var ports []int
+	out := map[int]string{}
 	for port, inode := range listeners() {
 		if inodes[inode] {
-			ports = append(ports, port)
+			out[port] = inode
 		}
 	}
-	slices.Sort(ports)
-	return ports
+	return out
 }
 
 // listeners maps every listening TCP port to its socket inode.
@@ -400,14 +400,16 @@ func listeners() map[int]string {
 	return out
 }
 
-func stillListening(ports []int) []int {
+// stillListening are the ports whose very socket still listens.
+func stillListening(ports map[int]string) []int {
 	now := listeners()
 	var out []int
-	for _, p := range ports {
-		if _, ok := now[p]; ok {
+	for p, inode := range ports {
+		if now[p] == inode {
 			out = append(out, p)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
