@@ -253,3 +253,38 @@ func helper(dir, work string) error {
 	}
 	return fmt.Errorf("adopted %v, want %v", st.Adopted(), pids)
 }
+
+// TestCleanUnmountsThenRemoves: a record's mount roots are unmounted
+// (deepest first) before its directories are removed.
+func TestCleanUnmountsThenRemoves(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	root := filepath.Join(t.TempDir(), "run")
+	inner := filepath.Join(root, "a")
+	for _, m := range []string{root, inner} {
+		if err := os.MkdirAll(m, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mount("tmpfs", m, "tmpfs", 0, "size=1m"); err != nil {
+			t.Skipf("cannot mount a tmpfs here: %v", err)
+		}
+		defer syscall.Unmount(m, syscall.MNT_DETACH) // only if the test fails
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := clean(ctx, procFS("/proc"), Record{Mounts: []string{root}, Dirs: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{inner, root}; !slices.Equal(c.Unmounted, want) || !slices.Contains(c.Removed, root) {
+		t.Fatalf("cleaned %+v, want %v unmounted and %s removed", c, want, root)
+	}
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	if left := mountsUnder(string(b), root); len(left) > 0 {
+		t.Errorf("still mounted: %v", left)
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", root, err)
+	}
+}
