@@ -2,9 +2,10 @@ package gauntlet_test
 
 // A real-cluster test: it builds the gauntlet CLI, starts real runs of
 // the metrics-server estate (two local control planes, both engines and
-// their provider plugins) and SIGKILLs the runner at three points. It
-// takes about a minute and a half on two cores, so it runs with the other
-// tests; `go test -short` leaves it out.
+// their provider plugins), SIGKILLs the runner at three points and
+// interrupts it at one. It took 40 s to 2 minutes on two cores shared
+// with other work, so it runs with the other tests; `go test -short`
+// leaves it out.
 
 import (
 	"bufio"
@@ -30,10 +31,12 @@ import (
 // during teardown, then runs another gauntlet command and shows that
 // nothing of the killed run survives it: no process it started (by the
 // pids and groups it recorded, and every descendant seen before the
-// kill), no port its processes listened on, no temp dir, no mount.
+// kill), no port its processes listened on, no temp dir, no mount. A
+// fourth run gets Ctrl-C (SIGINT) mid-apply: exit 130, its page says
+// cancelled, --record records nothing, and it leaves nothing itself.
 func TestSIGKILLLeavesNothing(t *testing.T) {
 	if testing.Short() {
-		t.Skip("real clusters, about a minute and a half: not with -short")
+		t.Skip("real clusters, up to two minutes: not with -short")
 	}
 	if os.Getenv("TEST_SRCDIR") != "" {
 		t.Skip("builds the CLI with the go command, which a Bazel test sandbox does not have; `go test ./pkg/gauntlet/` runs it")
@@ -53,6 +56,8 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
+		// sig is what stops the run: SIGKILL unless set.
+		sig syscall.Signal
 		// at returns what reports the moment to kill, from a progress
 		// line and the run's processes at that moment.
 		at func() func(line string, procs []procInfo) bool
@@ -100,12 +105,32 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 				return need(procs, func(p procInfo) bool { return p.comm == "kube-apiserver" }, "a kube-apiserver")
 			},
 		},
+		{
+			// Ctrl-C mid-apply, with --record: exit 130, the page says
+			// cancelled, nothing is recorded and the run itself leaves
+			// nothing for the next command to clean.
+			name: "Ctrl-C mid-apply",
+			sig:  syscall.SIGINT,
+			at: func() func(string, []procInfo) bool {
+				return func(_ string, procs []procInfo) bool { return len(plugins(procs, "apply")) > 0 }
+			},
+			shown: func(procs []procInfo) string {
+				return need(procs, func(p procInfo) bool { return len(plugins(procs, "apply")) > 0 }, "a provider plugin under an applying engine")
+			},
+		},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			tmp := t.TempDir()
 			env := append(os.Environ(), "TMPDIR="+tmp)
-			run := exec.Command(bin, "run", "corpus-k8s-metrics-server", "--offline", "--stages", "cold_deploy",
-				"--estates", estates, "--out", filepath.Join(tmp, "out"))
+			sig := tc.sig
+			if sig == 0 {
+				sig = syscall.SIGKILL
+			}
+			args := []string{"run", "corpus-k8s-metrics-server", "--offline", "--stages", "cold_deploy", "--estates", estates, "--out", filepath.Join(tmp, "out")}
+			if sig != syscall.SIGKILL {
+				args = append(args, "--record")
+			}
+			run := exec.Command(bin, args...)
 			run.Dir, run.Env = tmp, env
 			stderr, err := run.StderrPipe()
 			if err != nil {
@@ -153,25 +178,40 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 			}
 			// Sockets close as their processes die: read them first.
 			ports := listening(seen)
-			if err := run.Process.Signal(syscall.SIGKILL); err != nil {
+			if err := run.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
 			// What was alive at the kill: every descendant, the recorded
 			// groups' members, their listening ports, the state records.
 			seen = append(seen, tree(run.Process.Pid)...)
 			recs := records(t, tmp)
-			run.Wait()
 			go func() {
 				for range lines {
 				}
 			}()
+			err = run.Wait()
+			if sig != syscall.SIGKILL {
+				if code := run.ProcessState.ExitCode(); code != 130 {
+					t.Errorf("exit %d after SIGINT (%v), want 130", code, err)
+				}
+				page, err := os.ReadFile(filepath.Join(tmp, "out", "evidence.md"))
+				if err != nil || !strings.Contains(string(page), "Cancelled by interrupt during stage Cold deploy (cold_deploy)") {
+					t.Errorf("the page does not say the run was cancelled during cold_deploy (%v):\n%s", err, page)
+				}
+				if _, err := os.Stat(filepath.Join(tmp, "conformance")); !os.IsNotExist(err) {
+					t.Errorf("a cancelled run was recorded: %v", err)
+				}
+				if left := records(t, tmp); len(left) != 0 {
+					t.Errorf("the interrupted run left its state record: %+v", left)
+				}
+			}
 			if why := tc.shown(seen); why != "" {
 				t.Fatalf("the kill came too late or too early: %s", why)
 			}
 			if len(ports) == 0 {
 				t.Fatalf("the run's processes listened on no port at the kill: the port check would prove nothing")
 			}
-			t.Logf("killed the runner (pid %d) with %d descendant(s) alive, listening on %d port(s); %d record(s)", run.Process.Pid, len(seen)-1, len(ports), len(recs))
+			t.Logf("signal %q to the runner (pid %d) with %d descendant(s) alive, listening on %d port(s); %d record(s)", sig, run.Process.Pid, len(seen)-1, len(ports), len(recs))
 			if len(recs) != 1 {
 				t.Fatalf("want the killed run's one state record, have %d", len(recs))
 			}
@@ -183,8 +223,12 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatalf("gauntlet list: %v\n%s", err, out)
 			}
-			if !strings.Contains(string(out), fmt.Sprintf("cleaned up after gauntlet process %d", run.Process.Pid)) {
+			said := strings.Contains(string(out), fmt.Sprintf("cleaned up after gauntlet process %d", run.Process.Pid))
+			switch {
+			case sig == syscall.SIGKILL && !said:
 				t.Errorf("gauntlet list did not say what it cleaned:\n%s", out)
+			case sig != syscall.SIGKILL && said:
+				t.Errorf("the interrupted run left something for the next command to clean:\n%s", out)
 			}
 			t.Logf("next command said: %s", firstLine(string(out)))
 
@@ -213,9 +257,12 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 				t.Errorf("ports of the killed run still listening: %v", still)
 			}
 			// The run's TMPDIR was empty: all that may stay is the empty
-			// state dir.
+			// state dir, and the evidence of an interrupted run.
 			left, _ := filepath.Glob(filepath.Join(tmp, "*"))
 			left = slices.DeleteFunc(left, func(p string) bool {
+				if sig != syscall.SIGKILL && p == filepath.Join(tmp, "out") {
+					return true
+				}
 				if filepath.Base(p) != filepath.Base(runstate.DefaultDir()) {
 					return false
 				}
