@@ -79,12 +79,14 @@ func Open(dir, command string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run state: read this process: %w", err)
 	}
-	s := &State{dir: dir, base: fmt.Sprintf("%d-%d", self.pid, self.start), proc: proc,
-		rec: Record{Owner: self.proc(), Boot: proc.bootID(), Command: command, Created: time.Now().UTC()}}
-	f, err := os.OpenFile(filepath.Join(dir, s.base+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	// One process may hold several records at once (runs in parallel in
+	// one test binary): each gets its own name.
+	f, err := os.CreateTemp(dir, fmt.Sprintf("%d-%d-*.lock", self.pid, self.start))
 	if err != nil {
 		return nil, fmt.Errorf("run state: %w", err)
 	}
+	s := &State{dir: dir, base: strings.TrimSuffix(filepath.Base(f.Name()), ".lock"), proc: proc,
+		rec: Record{Owner: self.proc(), Boot: proc.bootID(), Command: command, Created: time.Now().UTC()}}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("run state: lock %s: %w", f.Name(), err)

@@ -288,3 +288,26 @@ func TestCleanUnmountsThenRemoves(t *testing.T) {
 		t.Errorf("%s is still there: %v", root, err)
 	}
 }
+
+func TestOneProcessManyRecords(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, "b")
+	if err != nil {
+		t.Fatalf("a second record in the same process: %v", err)
+	}
+	if a.Path() == b.Path() {
+		t.Fatalf("both records at %s", a.Path())
+	}
+	for _, s := range []*State{a, b} {
+		if _, err := s.End(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
+		t.Fatalf("left %v", left)
+	}
+}
