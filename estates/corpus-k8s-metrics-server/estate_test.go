@@ -22,18 +22,87 @@ import (
 
 const name = "corpus-k8s-metrics-server"
 
-// TestGauntlet: every stock-applicable stage passes, every BREAK fails as
-// it must, and the page says "Clear.".
+// TestGauntlet: every stock-applicable stage passes, every check is proven
+// by a BREAK that failed it for its own reason, and the page says "Clear";
+// then the same gauntlet with every BREAK's corruption skipped must prove
+// nothing: a BREAK that still fails its checks is tautological.
 func TestGauntlet(t *testing.T) {
 	spec, err := estate.Load("..", name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ensureCorpus(t, spec)
+	proved := map[string]bool{}
+	t.Run("clear", func(t *testing.T) {
+		res := run(t, spec, "")
+		for _, s := range res.Stages {
+			switch {
+			case s.ID == "strict" || s.ID == "plan_no_local_state":
+				if s.Verdict != result.NotRun {
+					t.Errorf("%s: %s for an engine without live mode, want not_run", s.ID, s.Verdict)
+				}
+			case s.Verdict != result.Pass:
+				t.Errorf("%s: %s: %s %s", s.ID, s.Verdict, s.Reason, s.Detail)
+			}
+			for _, c := range s.Checks {
+				if c.Verdict == result.Pass && len(c.ProvedBy) == 0 && c.NoBreak == "" {
+					t.Errorf("%s: check %q passed with no BREAK proving it", s.ID, c.Name)
+				}
+			}
+			for _, b := range s.Breaks {
+				if b.Side == "oracle" {
+					continue
+				}
+				if !b.Failed {
+					t.Errorf("%s: BREAK %s %s: %s", s.ID, b.Name, b.Outcome, b.Detail)
+				}
+				proved[s.ID+"/"+b.Name] = true
+			}
+		}
+		if !res.Clear() || res.ExitCode != 0 {
+			t.Errorf("run is not clear (exit %d): %s", res.ExitCode, evidence.Headline(res))
+		}
+	})
+	t.Run("sabotaged", func(t *testing.T) {
+		if len(proved) == 0 {
+			t.Skip("the clear run proved no BREAK to sabotage")
+		}
+		res := run(t, spec, "sabotaged")
+		seen := map[string]bool{}
+		for _, s := range res.Stages {
+			for _, b := range s.Breaks {
+				if b.Side == "oracle" {
+					continue
+				}
+				seen[s.ID+"/"+b.Name] = true
+				if b.Outcome == result.Proved {
+					t.Errorf("%s: BREAK %s proved with its corruption skipped: it is tautological (%s)", s.ID, b.Name, b.Detail)
+				}
+			}
+		}
+		for id := range proved {
+			if !seen[id] {
+				t.Errorf("BREAK %s did not run in the sabotaged run", id)
+			}
+		}
+		if res.Clear() {
+			t.Error("a sabotaged run is clear")
+		}
+	})
+}
+
+// run runs the estate's gauntlet and writes its evidence; sub names the
+// evidence folder of a second run.
+func run(t *testing.T, spec *estate.Spec, sub string) *result.Run {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	res, err := gauntlet.Run(ctx, spec, gauntlet.WithLogger(log.New(testWriter{t})), gauntlet.WithOffline(true),
-		gauntlet.WithReproduce("go test ./estates/"+name+"/"))
+	opts := []gauntlet.Option{gauntlet.WithLogger(log.New(testWriter{t})), gauntlet.WithOffline(true),
+		gauntlet.WithReproduce("go test ./estates/" + name + "/")}
+	if sub == "sabotaged" {
+		opts = append(opts, gauntlet.WithSabotage())
+	}
+	res, err := gauntlet.Run(ctx, spec, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,38 +110,18 @@ func TestGauntlet(t *testing.T) {
 	if out == "" {
 		out = t.TempDir()
 	}
+	out = filepath.Join(out, sub)
 	if _, err := evidence.WriteAll(out, res); err != nil {
 		t.Fatal(err)
 	}
-	if xml := os.Getenv("XML_OUTPUT_FILE"); xml != "" {
-		f, err := os.Create(xml)
-		if err == nil {
+	if xml := os.Getenv("XML_OUTPUT_FILE"); xml != "" && sub == "" {
+		if f, err := os.Create(xml); err == nil {
 			evidence.JUnit(f, res)
 			f.Close()
 		}
 	}
-	for _, s := range res.Stages {
-		switch {
-		case s.ID == "strict" || s.ID == "plan_no_local_state":
-			if s.Verdict != result.NotRun {
-				t.Errorf("%s: %s for an engine without live mode, want not_run", s.ID, s.Verdict)
-			}
-		case s.Verdict != result.Pass:
-			t.Errorf("%s: %s: %s %s", s.ID, s.Verdict, s.Reason, s.Detail)
-		}
-		if s.Verdict == result.Pass && len(s.Breaks) == 0 {
-			t.Errorf("%s passed with no BREAK: its green is decorative", s.ID)
-		}
-		for _, b := range s.Breaks {
-			if !b.Failed {
-				t.Errorf("%s: BREAK %s did not make the assertion fail", s.ID, b.Name)
-			}
-		}
-	}
-	if !res.Clear() || res.ExitCode != 0 {
-		t.Errorf("run is not clear (exit %d); evidence in %s", res.ExitCode, out)
-	}
-	t.Logf("evidence in %s; total %s", out, res.Duration.Round(time.Second))
+	t.Logf("evidence in %s; total %s; %s", out, res.Duration.Round(time.Second), evidence.Headline(res))
+	return res
 }
 
 // ensureCorpus imports the pinned file from ../shared/corpus when the cache

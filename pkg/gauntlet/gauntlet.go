@@ -31,6 +31,7 @@ type options struct {
 	reproduce   string
 	keep        bool
 	only        []string
+	sabotage    bool
 }
 
 // WithSubstrate picks the cluster provider: "local" (default), "kind" or
@@ -80,3 +81,10 @@ func WithReproduce(cmd string) Option { return optionFunc(func(o *options) { o.r
 func WithStages(ids ...string) Option {
 	return optionFunc(func(o *options) { o.only = append(o.only, ids...) })
 }
+
+// WithSabotage runs every BREAK with its corruption skipped and its
+// measurement kept: a test of the BREAKs themselves, in which each must come
+// out unproved (a BREAK that still proves is tautological). Stages then run
+// whatever their dependencies' verdicts, and the run is never clear.
+// Default: off.
+func WithSabotage() Option { return optionFunc(func(o *options) { o.sabotage = true }) }

@@ -33,7 +33,7 @@ import (
 // pids and groups it recorded, and every descendant seen before the
 // kill), no port its processes listened on, no temp dir, no mount. A
 // fourth run gets Ctrl-C (SIGINT) mid-apply: exit 130, its page says
-// cancelled, --record records nothing, and it leaves nothing itself.
+// cancelled, and it leaves nothing itself.
 func TestSIGKILLLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real clusters, up to two minutes: not with -short")
@@ -106,9 +106,11 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 			},
 		},
 		{
-			// Ctrl-C mid-apply, with --record: exit 130, the page says
-			// cancelled, nothing is recorded and the run itself leaves
-			// nothing for the next command to clean.
+			// Ctrl-C mid-apply: exit 130, the page says cancelled, and
+			// the run itself leaves nothing for the next command to clean.
+			// (That run --record refuses a cancelled run is
+			// conformance's TestRecordRefuses: --record needs a clean
+			// checkout as its working directory.)
 			name: "Ctrl-C mid-apply",
 			sig:  syscall.SIGINT,
 			at: func() func(string, []procInfo) bool {
@@ -127,9 +129,6 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 				sig = syscall.SIGKILL
 			}
 			args := []string{"run", "corpus-k8s-metrics-server", "--offline", "--stages", "cold_deploy", "--estates", estates, "--out", filepath.Join(tmp, "out")}
-			if sig != syscall.SIGKILL {
-				args = append(args, "--record")
-			}
 			run := exec.Command(bin, args...)
 			run.Dir, run.Env = tmp, env
 			stderr, err := run.StderrPipe()
@@ -197,9 +196,6 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 				page, err := os.ReadFile(filepath.Join(tmp, "out", "evidence.md"))
 				if err != nil || !strings.Contains(string(page), "Cancelled by interrupt during stage Cold deploy (cold_deploy)") {
 					t.Errorf("the page does not say the run was cancelled during cold_deploy (%v):\n%s", err, page)
-				}
-				if _, err := os.Stat(filepath.Join(tmp, "conformance")); !os.IsNotExist(err) {
-					t.Errorf("a cancelled run was recorded: %v", err)
 				}
 				if left := records(t, tmp); len(left) != 0 {
 					t.Errorf("the interrupted run left its state record: %+v", left)

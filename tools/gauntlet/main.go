@@ -2,6 +2,7 @@
 // servers and says how the engine under test compares with the oracle.
 //
 //	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR]
+//	gauntlet status [--requirements ID,... | --require-all | --hygiene] [--json] [--md FILE]
 //	gauntlet list
 //	gauntlet bench <estate> [-n N] | soak <estate> [-n N]
 //	gauntlet corpus fetch | import DIR

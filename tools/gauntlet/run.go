@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
@@ -40,7 +40,7 @@ func runRun(ctx context.Context, args []string) error {
 	estates := fs.String("estates", "estates", "directory holding the estates")
 	keep := fs.Bool("keep", false, "keep the work directory (roots, states, engine logs)")
 	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
-	rec := fs.Bool("record", false, "append the result to conformance/runs/ledger.jsonl and keep its evidence there (commit them)")
+	rec := fs.Bool("record", false, "keep the evidence in a new conformance/runs/<run>/ and append its rows to the ledger (needs a clean tree; commit them)")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
 	}
@@ -55,13 +55,25 @@ func runRun(ctx context.Context, args []string) error {
 	if *out == "" {
 		*out = filepath.Join("out", name)
 	}
+	var selected []string
+	if *stages != "" {
+		selected = strings.Split(*stages, ",")
+	}
+	// A recorded run is checked before any cluster starts: a dirty tree
+	// is refused here, not after a minute of running.
+	var rc *recording
+	if *rec {
+		if rc, err = prepareRecord(ctx, name, *substrate, selected); err != nil {
+			return err
+		}
+	}
 	l := log.New(os.Stderr)
 	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
 		return err
 	}
 	opts := []gauntlet.Option{
 		gauntlet.WithLogger(l), gauntlet.WithSubstrate(*substrate), gauntlet.WithOffline(tf.offline), gauntlet.WithKeep(*keep),
-		gauntlet.WithCommit(gitCommit()), gauntlet.WithReproduce("go run ./tools/gauntlet run " + strings.Join(args, " ")),
+		gauntlet.WithCommit(gitCommit(ctx)), gauntlet.WithReproduce("go run ./tools/gauntlet run " + strings.Join(args, " ")),
 	}
 	if *substrate == "kubeconfig" {
 		opts = append(opts, gauntlet.WithKubeconfigs(*subjectKC, *oracleKC))
@@ -72,8 +84,8 @@ func runRun(ctx context.Context, args []string) error {
 	if tf.cache != "" {
 		opts = append(opts, gauntlet.WithCacheDir(tf.cache))
 	}
-	if *stages != "" {
-		opts = append(opts, gauntlet.WithStages(strings.Split(*stages, ",")...))
+	if len(selected) > 0 {
+		opts = append(opts, gauntlet.WithStages(selected...))
 	}
 	if *keep {
 		opts = append(opts, gauntlet.WithWorkDir(filepath.Join(*out, "work")))
@@ -87,27 +99,15 @@ func runRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	verdict := "Clear"
-	switch c := res.Cancelled; {
-	case c != nil && c.Stage != "":
-		verdict = fmt.Sprintf("CANCELLED by %s during stage %s", c.Signal, c.Stage)
-	case c != nil:
-		verdict = fmt.Sprintf("CANCELLED by %s before the first stage", c.Signal)
-	case !res.Clear():
-		verdict = "NOT clear"
-	}
-	fmt.Printf("%s: %s in %s\n", name, verdict, time.Since(start).Round(100*time.Millisecond))
+	fmt.Printf("%s in %s: %s\n", name, time.Since(start).Round(100*time.Millisecond), evidence.Headline(res))
 	for _, s := range res.Stages {
 		fmt.Printf("  %-22s %-8s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
 	}
 	for _, p := range paths {
 		fmt.Println("wrote", p)
 	}
-	if *rec && res.Cancelled != nil {
-		// A cancelled run proves nothing either way: never in the ledger.
-		fmt.Fprintln(os.Stderr, "not recorded: the run was cancelled; run it again to its end to record it")
-	} else if *rec {
-		dir, err := record(res)
+	if rc != nil {
+		dir, err := rc.record(ctx, res)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
@@ -128,14 +128,16 @@ func reorder(args []string) []string {
 }
 
 // gitCommit is the gauntlet checkout's commit, "-dirty" when it has
-// uncommitted changes; empty outside a git checkout.
-func gitCommit() string {
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+// uncommitted changes - untracked files that are not ignored included (an
+// untracked .go file is compiled into the run); empty outside a git
+// checkout.
+func gitCommit(ctx context.Context) string {
+	g := conformance.Git{Dir: "."}
+	c, err := g.Head(ctx)
 	if err != nil {
 		return ""
 	}
-	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+	if dirty, err := g.Dirty(ctx); err != nil || len(dirty) > 0 {
 		c += "-dirty"
 	}
 	return c

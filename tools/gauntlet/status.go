@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
@@ -16,20 +19,95 @@ import (
 
 const (
 	registryPath = "conformance/requirements.yaml"
+	runsDir      = "conformance/runs"
 	ledgerPath   = "conformance/runs/ledger.jsonl"
 )
 
-// record appends a run to the ledger and keeps its evidence beside it.
-// Recording is explicit (run --record): a run that recorded itself
-// silently is how a bad run becomes a lasting false proof.
-func record(res *result.Run) (string, error) {
-	dir := filepath.Join("conformance", "runs", conformance.RunID(res))
+// recording is what `run --record` checks before any cluster starts and
+// again after the run: a clean tree, and the inputs the proof is about.
+type recording struct {
+	git    conformance.Git
+	head   string
+	inputs *conformance.Inputs
+}
+
+// prepareRecord refuses a dirty tree (naming the files) and computes the
+// run's inputs, before anything starts.
+func prepareRecord(ctx context.Context, estateName, substrate string, stages []string) (*recording, error) {
+	g := conformance.Git{Dir: "."}
+	dirty, err := g.Dirty(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record: is the tree clean? %w", err)
+	}
+	if len(dirty) > 0 {
+		return nil, fmt.Errorf("record: the tree has uncommitted changes, and a proof must be about a commit; commit, stash or remove (or .gitignore) these, then run again:\n  %s",
+			strings.Join(dirty, "\n  "))
+	}
+	head, err := g.Head(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	tree, err := conformance.NewTree(ctx, ".")
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	in, err := tree.Inputs(estateName, substrate, stages)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	return &recording{git: g, head: head, inputs: in}, nil
+}
+
+// record keeps the run's evidence in a new run folder and appends the
+// rows derived from that folder to the ledger. Recording is explicit (run
+// --record): a run that recorded itself silently is how a bad run becomes
+// a lasting false proof.
+func (rc *recording) record(ctx context.Context, res *result.Run) (string, error) {
+	if res.Cancelled != nil {
+		return "", fmt.Errorf("not recorded: the run was cancelled (%s in %q); a cancelled run proves nothing", res.Cancelled.Signal, res.Cancelled.Stage)
+	}
+	// The tree must still be what the run started from: nothing edited
+	// while it ran.
+	dirty, err := rc.git.Dirty(ctx)
+	if err != nil {
+		return "", err
+	}
+	head, err := rc.git.Head(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(dirty) > 0 || head != rc.head {
+		return "", fmt.Errorf("not recorded: the tree changed while the run ran (HEAD %s -> %s; uncommitted: %v)", rc.head, head, dirty)
+	}
+	id := conformance.RunID(res, rc.inputs.Substrate)
+	dir := filepath.Join(runsDir, id)
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return "", err
+	}
+	// Mkdir, not MkdirAll: run folders never overwrite each other.
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("not recorded: run folder %s: %w", dir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(dir)
+		}
+	}()
 	if _, err := evidence.WriteAll(dir, res); err != nil {
 		return "", err
 	}
-	if err := conformance.Append(ledgerPath, conformance.Rows(res)); err != nil {
+	b, err := rc.inputs.Encode()
+	if err != nil {
 		return "", err
 	}
+	if err := os.WriteFile(filepath.Join(dir, conformance.InputsJSON), b, 0o644); err != nil {
+		return "", err
+	}
+	if _, err := conformance.Append(ledgerPath, runsDir, id); err != nil {
+		return "", fmt.Errorf("not recorded: %w", err)
+	}
+	ok = true
 	return dir, nil
 }
 
@@ -42,44 +120,202 @@ func stageClaims() map[string][]string {
 	return claims
 }
 
-type coverageError struct{ cov conformance.Coverage }
-
-func (e coverageError) Error() string {
-	return fmt.Sprintf("coverage is not clean: uncovered %v, unregistered %v", e.cov.Uncovered, e.cov.Unregistered)
+// statusExit carries a gate's exit code to main.
+type statusExit struct {
+	code int
+	what string
 }
-func (e coverageError) ExitCode() int { return 1 }
+
+func (e statusExit) Error() string { return e.what }
+func (e statusExit) ExitCode() int { return e.code }
 
 func runStatus(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	strict := fs.Bool("strict-coverage", false, "fail when a requirement has no stage or a stage claims an unregistered one")
+	reqs := fs.String("requirements", "", "merge gate: comma-separated requirement IDs that must be proven (exit 0 proven / 1 failed, stale or forged / 3 only not-run or partial)")
+	all := fs.Bool("require-all", false, "phase-exit gate: every requirement must be proven, or a documented gap (same exit codes)")
+	hygiene := fs.Bool("hygiene", false, "CI gate: the registry parses, coverage is clean, every ledger row rebuilds from its run folder, and the ledger only grew since --base (exit 0/1; says nothing about proof)")
+	base := fs.String("base", "", "with --hygiene: the revision the ledger must only have grown from (default: merge base with main, else HEAD^)")
+	strict := fs.Bool("strict-coverage", false, "exit 1 when a requirement has no stage or a stage claims an unregistered one (part of --hygiene)")
+	asJSON := fs.Bool("json", false, "print the report and the gate as JSON instead of text")
+	md := fs.String("md", "", "also write the report as markdown to this file (e.g. out/status.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (status takes flags only)", fs.Arg(0))
 	}
 	reg, err := conformance.LoadRegistry(registryPath)
 	if err != nil {
 		return err
 	}
 	cov := conformance.ComputeCoverage(reg, stageClaims())
-	rows, err := conformance.Read(ledgerPath)
+	if *hygiene {
+		return runHygiene(ctx, reg, cov, *base)
+	}
+	ledger, err := conformance.Verify(ledgerPath, runsDir)
 	if err != nil {
 		return err
 	}
-	st, err := conformance.Derive(reg, cov, rows, conformance.Git{Dir: "."})
+	tree, err := conformance.NewTree(ctx, ".")
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "requirement\tstages\tproof\twhy")
-	for _, s := range st {
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", s.Requirement.ID, s.Stages, s.Proof, s.Why)
-	}
-	tw.Flush()
-	fmt.Printf("\n%d requirements: %s. %d ledger rows in %s.\n", len(st), conformance.Summary(st), len(rows), ledgerPath)
-	if len(cov.Uncovered) > 0 || len(cov.Unregistered) > 0 {
-		fmt.Printf("coverage gaps: uncovered %v, unregistered %v\n", cov.Uncovered, cov.Unregistered)
-		if *strict {
-			return coverageError{cov}
+	w := conformance.World{Registry: reg, Coverage: cov, Current: tree, Needs: map[string][]string{}}
+	for _, s := range stage.All() {
+		for _, c := range s.Needs() {
+			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
 		}
+	}
+	for _, cli := range []struct {
+		name string
+		pin  *conformance.PinnedCLI
+	}{{"tofu", &w.Engine}, {"terraform", &w.Oracle}} {
+		v, sha, ok := tree.PinnedCLI(cli.name)
+		if !ok {
+			return fmt.Errorf("third_party/pins.json pins no %s", cli.name)
+		}
+		*cli.pin = conformance.PinnedCLI{Name: cli.name, Version: v, SHA256: sha}
+	}
+	caps := engine.StockCapabilities(w.Engine.Name, w.Engine.Version)
+	w.SubjectHas = func(c string) bool { return caps[engine.Capability(c)] }
+	rep, err := conformance.Derive(w, ledger)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	if *reqs != "" {
+		for _, id := range strings.Split(*reqs, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				ids = append(ids, id)
+			}
+		}
+	}
+	gate, err := rep.Gate(ids)
+	if err != nil {
+		return err
+	}
+	if *md != "" {
+		full, err := rep.Gate(nil)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		if err := conformance.WriteMarkdown(&b, rep, full); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*md, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", *md, err)
+		}
+	}
+	if *asJSON {
+		if err := conformance.WriteJSON(os.Stdout, rep, gate); err != nil {
+			return err
+		}
+	} else if err := conformance.WriteText(os.Stdout, rep); err != nil {
+		return err
+	}
+	if *strict && !cov.Clean() {
+		return statusExit{1, fmt.Sprintf("coverage is not clean: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered)}
+	}
+	if !*all && len(ids) == 0 {
+		// A report, not a gate: only a ledger that does not verify fails it.
+		if len(rep.Problems) > 0 {
+			return statusExit{1, fmt.Sprintf("%d ledger line(s) do not rebuild from their run folders (see LEDGER PROBLEM above)", len(rep.Problems))}
+		}
+		return nil
+	}
+	scope := "--require-all"
+	if len(ids) > 0 {
+		scope = "--requirements " + strings.Join(ids, ",")
+	}
+	if !*asJSON {
+		fmt.Printf("\ngate %s: exit %d\n", scope, gate.Code)
+		for _, l := range gate.Blocking {
+			fmt.Println("  blocking: " + l)
+		}
+		for _, l := range gate.Waiting {
+			fmt.Println("  waiting:  " + l)
+		}
+		for _, l := range gate.Gaps {
+			fmt.Println("  gap:      " + l)
+		}
+	}
+	switch gate.Code {
+	case conformance.ExitProven:
+		return nil
+	case conformance.ExitFailed:
+		return statusExit{gate.Code, fmt.Sprintf("%s: %d blocking (failed, stale, unbacked or a ledger problem)", scope, len(gate.Blocking))}
+	default:
+		return statusExit{gate.Code, fmt.Sprintf("%s: nothing failed, but %d requirement(s) are not proven yet (not run, partial or unprovable)", scope, len(gate.Waiting))}
+	}
+}
+
+// runHygiene is the CI gate: the ledger is intact and only grew. It does
+// not ask for proofs (a stale or unrecorded proof is for a human to renew
+// with `run --record`, reported by --require-all).
+func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.Coverage, base string) error {
+	var problems []string
+	if !cov.Clean() {
+		problems = append(problems, fmt.Sprintf("coverage: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered))
+	}
+	ledger, err := conformance.Verify(ledgerPath, runsDir)
+	if err != nil {
+		return err
+	}
+	for _, p := range ledger.Problems {
+		problems = append(problems, "ledger "+p.String())
+	}
+	referenced := map[string]bool{}
+	for _, r := range ledger.Rows {
+		referenced[r.Run] = true
+	}
+	for _, r := range ledger.History {
+		referenced[r.Run] = true
+	}
+	for _, p := range ledger.Problems {
+		referenced[p.Run] = true
+	}
+	entries, err := os.ReadDir(runsDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() && !referenced[e.Name()] {
+			problems = append(problems, fmt.Sprintf("run folder %s/%s has no ledger row: record runs with `run --record`, never by hand", runsDir, e.Name()))
+		}
+	}
+	g := conformance.Git{Dir: "."}
+	why := "--base"
+	if base == "" {
+		if base, why, err = g.Base(ctx); err != nil {
+			return err
+		}
+	}
+	if base == "" {
+		fmt.Printf("append-only: not checked: %s\n", why)
+	} else {
+		then, ok, err := g.Show(ctx, base, ledgerPath)
+		if err != nil {
+			return err
+		}
+		now, err := os.ReadFile(ledgerPath)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if !ok {
+			fmt.Printf("append-only: %s (%s) has no ledger: nothing to compare\n", why, base[:min(12, len(base))])
+		} else if err := conformance.AppendOnly(then, now); err != nil {
+			problems = append(problems, fmt.Sprintf("append-only against %s (%s): %v", why, base[:min(12, len(base))], err))
+		} else {
+			fmt.Printf("append-only: the ledger only grew since %s (%s)\n", why, base[:min(12, len(base))])
+		}
+	}
+	fmt.Printf("hygiene: %d requirements, %d ledger rows verified against their run folders, %d history rows\n", len(reg.Requirements), len(ledger.Rows), len(ledger.History))
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Println("  " + p)
+		}
+		return statusExit{1, fmt.Sprintf("hygiene: %d problem(s)", len(problems))}
 	}
 	return nil
 }

@@ -1,9 +1,10 @@
 // Package conformance keeps gauntlet's requirement registry honest: which
-// requirement a stage verifies (coverage), and whether a recorded run
-// proves it now (status). A proof is a claim about a tree: it holds only
-// for a passing stage whose every BREAK failed, recorded from a clean
-// commit, and only until a later commit touches what it proved. A skipped
-// or not_run stage never proves anything.
+// requirement a stage verifies (coverage), and whether recorded runs prove
+// it now (status). A proof lives in a cell - requirement, estate, engine
+// identity, oracle identity, substrate - and holds only while everything
+// the run ran (code, estate, pins) is byte for byte what the tree holds
+// now. The ledger that carries the proofs is rebuilt from its run folders
+// on every read, so a row nobody ran is rejected, not believed.
 package conformance
 
 import (
@@ -16,12 +17,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// Substrates a requirement may be required on.
+var Substrates = []string{"local", "kind", "kubeconfig"}
+
 // Requirement is one entry of conformance/requirements.yaml.
 type Requirement struct {
 	ID        string `json:"id"`
 	Statement string `json:"statement"`
-	// Paths are the files and folders a proof of it is a claim about.
-	Paths []string `json:"paths"`
+	// Estates and Substrates are where it must hold: every pair is a cell
+	// the gates require (with the pinned engine and oracle).
+	Estates    []string `json:"estates"`
+	Substrates []string `json:"substrates"`
+	// Gap, when set, is the reviewed reason it cannot be proven here yet:
+	// the gates do not wait for it, but a failure in it still counts.
+	Gap string `json:"gap,omitempty"`
 }
 
 // Registry is every requirement gauntlet knows.
@@ -35,25 +44,47 @@ var idRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$`)
 func LoadRegistry(path string) (*Registry, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the requirement registry: %w", err)
 	}
+	return ParseRegistry(path, raw)
+}
+
+// ParseRegistry parses and validates registry bytes; name is for errors.
+func ParseRegistry(name string, raw []byte) (*Registry, error) {
 	var r Registry
 	if err := yaml.UnmarshalStrict(raw, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	seen := map[string]bool{}
 	for _, q := range r.Requirements {
 		switch {
 		case !idRE.MatchString(q.ID):
-			return nil, fmt.Errorf("%s: requirement id %q is not like GAUNT-AREA-01", path, q.ID)
+			return nil, fmt.Errorf("%s: requirement id %q is not like GAUNT-AREA-01", name, q.ID)
 		case seen[q.ID]:
-			return nil, fmt.Errorf("%s: requirement %s listed twice", path, q.ID)
-		case q.Statement == "" || len(q.Paths) == 0:
-			return nil, fmt.Errorf("%s: requirement %s needs a statement and paths", path, q.ID)
+			return nil, fmt.Errorf("%s: requirement %s listed twice", name, q.ID)
+		case q.Statement == "":
+			return nil, fmt.Errorf("%s: requirement %s needs a statement", name, q.ID)
+		case len(q.Estates) == 0 || len(q.Substrates) == 0:
+			return nil, fmt.Errorf("%s: requirement %s needs `estates:` and `substrates:` (where it must hold)", name, q.ID)
+		}
+		for _, s := range q.Substrates {
+			if !slices.Contains(Substrates, s) {
+				return nil, fmt.Errorf("%s: requirement %s: substrate %q is not one of %v", name, q.ID, s, Substrates)
+			}
 		}
 		seen[q.ID] = true
 	}
 	return &r, nil
+}
+
+// Find returns the requirement with that ID.
+func (r *Registry) Find(id string) (Requirement, bool) {
+	for _, q := range r.Requirements {
+		if q.ID == id {
+			return q, true
+		}
+	}
+	return Requirement{}, false
 }
 
 // Coverage says which stages verify which requirement.

@@ -1,21 +1,20 @@
 package conformance
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
 
 // TestRegistryCoversEveryStage: every requirement a stage claims is
-// registered, and every registered requirement is claimed by a stage.
+// registered, every registered requirement is claimed by a stage, and
+// every estate it must hold on exists.
 func TestRegistryCoversEveryStage(t *testing.T) {
-	reg, err := LoadRegistry(filepath.Join("..", "..", "..", "conformance", "requirements.yaml"))
+	root := filepath.Join("..", "..", "..")
+	reg, err := LoadRegistry(filepath.Join(root, "conformance", "requirements.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,115 +27,83 @@ func TestRegistryCoversEveryStage(t *testing.T) {
 		t.Errorf("uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered)
 	}
 	for _, q := range reg.Requirements {
-		for _, p := range q.Paths {
-			if _, err := os.Stat(filepath.Join("..", "..", "..", p)); err != nil {
-				t.Errorf("%s: path %s: %v", q.ID, p, err)
+		for _, e := range q.Estates {
+			if _, err := os.Stat(filepath.Join(root, "estates", e, "estate.yaml")); err != nil {
+				t.Errorf("%s must hold on estate %s: %v", q.ID, e, err)
 			}
 		}
 	}
 }
 
-type fakeHistory map[string]bool // commit -> changed
-
-func (f fakeHistory) ChangedSince(commit string, _ []string) (bool, string, error) {
-	return f[commit], "a later commit changed it", nil
-}
-
-func TestProofRules(t *testing.T) {
-	reg := &Registry{Requirements: []Requirement{{ID: "GAUNT-X-01", Statement: "x", Paths: []string{"p"}}}}
-	cov := ComputeCoverage(reg, map[string][]string{"one": {"GAUNT-X-01"}, "two": {"GAUNT-X-01"}})
-	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
-	good := func(stage string, at time.Time) Row {
-		return Row{Run: "r", Time: at, Commit: "abc", Stage: stage, Verdict: result.Pass, Breaks: 1, BreaksFailed: 1}
-	}
-	for name, tc := range map[string]struct {
-		rows []Row
-		hist fakeHistory
-		want Proof
-	}{
-		"both proven":            {rows: []Row{good("one", t0), good("two", t0)}, want: Proven},
-		"one stage unrecorded":   {rows: []Row{good("one", t0)}, want: Unproven},
-		"not run is never proof": {rows: []Row{good("one", t0), func() Row { r := good("two", t0); r.Verdict = result.NotRun; return r }()}, want: NotRun},
-		"failed wins":            {rows: []Row{func() Row { r := good("one", t0); r.Verdict = result.Fail; return r }(), good("two", t0)}, want: Failed},
-		"break that held":        {rows: []Row{good("one", t0), func() Row { r := good("two", t0); r.BreaksFailed = 0; return r }()}, want: Failed},
-		"no break at all":        {rows: []Row{good("one", t0), func() Row { r := good("two", t0); r.Breaks, r.BreaksFailed = 0, 0; return r }()}, want: Failed},
-		"dirty commit":           {rows: []Row{good("one", t0), func() Row { r := good("two", t0); r.Commit = "abc-dirty"; return r }()}, want: Dirty},
-		"stale":                  {rows: []Row{good("one", t0), good("two", t0)}, hist: fakeHistory{"abc": true}, want: StaleProof},
-		"latest row counts":      {rows: []Row{func() Row { r := good("one", t0); r.Verdict = result.Fail; return r }(), good("one", t0.Add(time.Hour)), good("two", t0)}, want: Proven},
+func TestRegistryRejects(t *testing.T) {
+	for name, y := range map[string]string{
+		"no cells":      "requirements:\n- {id: GAUNT-X-01, statement: x}\n",
+		"bad substrate": "requirements:\n- {id: GAUNT-X-01, statement: x, estates: [e], substrates: [moon]}\n",
+		"old paths":     "requirements:\n- {id: GAUNT-X-01, statement: x, estates: [e], substrates: [local], paths: [a.go]}\n",
+		"bad id":        "requirements:\n- {id: x-1, statement: x, estates: [e], substrates: [local]}\n",
 	} {
-		t.Run(name, func(t *testing.T) {
-			hist := tc.hist
-			if hist == nil {
-				hist = fakeHistory{}
-			}
-			st, err := Derive(reg, cov, tc.rows, hist)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st[0].Proof != tc.want {
-				t.Errorf("proof %s (%s), want %s", st[0].Proof, st[0].Why, tc.want)
-			}
-		})
+		if _, err := ParseRegistry(name, []byte(y)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }
 
-func TestLedgerRoundTrip(t *testing.T) {
-	run := &result.Run{Estate: result.Estate{Name: "e"}, Commit: "0123456789abcdef-dirty", StartedAt: time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC),
-		Stages: []result.Stage{{ID: "s", Requirements: []string{"GAUNT-X-01"}, Verdict: result.Pass, Breaks: []result.Break{{Failed: true}, {Failed: false}}}}}
-	rows := Rows(run)
-	if len(rows) != 1 || rows[0].Breaks != 2 || rows[0].BreaksFailed != 1 || !rows[0].Dirty() || !strings.HasSuffix(rows[0].Run, "-0123456789-dirty") {
-		t.Fatalf("rows %+v", rows)
-	}
-	path := filepath.Join(t.TempDir(), "runs", "ledger.jsonl")
-	if err := Append(path, rows); err != nil {
+// TestRealLedgerVerifies: the ledger committed in this repository
+// rebuilds, line for line, from its run folders.
+func TestRealLedgerVerifies(t *testing.T) {
+	runs := filepath.Join("..", "..", "..", "conformance", "runs")
+	l, err := Verify(filepath.Join(runs, "ledger.jsonl"), runs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Append(path, rows); err != nil {
-		t.Fatal(err)
+	for _, p := range l.Problems {
+		t.Errorf("ledger %s", p)
 	}
-	back, err := Read(path)
-	if err != nil || len(back) != 2 || back[1].Stage != "s" {
-		t.Fatalf("read %+v, %v", back, err)
-	}
-	if none, err := Read(filepath.Join(t.TempDir(), "absent.jsonl")); err != nil || none != nil {
-		t.Errorf("a missing ledger: %v %v", none, err)
+	if len(l.Rows)+len(l.History) == 0 {
+		t.Error("the committed ledger has no rows")
 	}
 }
 
-func TestGitHistory(t *testing.T) {
-	dir := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
+// TestRealClosure: in this repository, the runner's closure holds what
+// the tampering touched (the runner, the stage recorder), the
+// pins are split per substrate, and pins.json is not counted as code.
+func TestRealClosure(t *testing.T) {
+	needTools(t)
+	if _, err := os.Stat(filepath.Join("..", "..", "..", "go.mod")); err != nil {
+		t.Skipf("needs the whole checkout (not a test's runfiles): %v", err)
 	}
-	git("init", "-q")
-	os.WriteFile(filepath.Join(dir, "a.go"), []byte("a"), 0o644)
-	os.WriteFile(filepath.Join(dir, "b.go"), []byte("b"), 0o644)
-	git("add", ".")
-	git("commit", "-qm", "one")
-	first := git("rev-parse", "HEAD")
-	h := Git{Dir: dir}
-	check := func(paths []string, want bool) {
-		t.Helper()
-		got, why, err := h.ChangedSince(first, paths)
-		if err != nil || got != want {
-			t.Errorf("ChangedSince(%v) = %v (%s), %v; want %v", paths, got, why, err, want)
+	tree, err := NewTree(context.Background(), filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := tree.Inputs("corpus-k8s-metrics-server", "local", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind, err := tree.Inputs("corpus-k8s-metrics-server", "kind", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"pkg/gauntlet/runner.go", "pkg/gauntlet/stage/record.go", "pkg/gauntlet/conformance/ledger.go", "tools/gauntlet/run.go", "go.mod", "go.sum"} {
+		if local.Code[f] == "" {
+			t.Errorf("%s is not in the runner's closure", f)
 		}
 	}
-	check([]string{"a.go"}, false)
-	os.WriteFile(filepath.Join(dir, "b.go"), []byte("b2"), 0o644)
-	git("commit", "-qam", "two")
-	check([]string{"a.go"}, false)
-	check([]string{"b.go"}, true)
-	os.WriteFile(filepath.Join(dir, "a.go"), []byte("a2"), 0o644)
-	check([]string{"a.go"}, true)
-	if got, _, err := h.ChangedSince("0123456789012345678901234567890123456789", []string{"a.go"}); err != nil || !got {
-		t.Errorf("an unknown commit vouches for the tree (%v, %v)", got, err)
+	if local.Code["third_party/pins.json"] != "" || local.Code["pkg/gauntlet/conformance/conformance_test.go"] != "" {
+		t.Error("pins.json or a test file counted as code")
+	}
+	for _, p := range []string{"cli:tofu", "cli:terraform", "go", "local:kwok", "local:etcd", "provider:terraform-provider-kubernetes"} {
+		if local.Pins[p] == "" {
+			t.Errorf("local inputs lack pin %s: %v", p, local.Pins)
+		}
+	}
+	if local.Pins["kind"] != "" || kind.Pins["local:kwok"] != "" || kind.Pins["kind"] == "" || kind.Pins["kind:kubelet"] == "" {
+		t.Errorf("substrate pins are not split: local %v, kind %v", local.Pins, kind.Pins)
+	}
+	if local.Corpus == "" || local.EstateFiles["estates/corpus-k8s-metrics-server/estate.yaml"] == "" {
+		t.Errorf("estate inputs: corpus %q, files %v", local.Corpus, local.EstateFiles)
+	}
+	if v, sha, ok := tree.PinnedCLI("tofu"); !ok || v == "" || len(sha) != 64 {
+		t.Errorf("pinned tofu %q %q %v", v, sha, ok)
 	}
 }

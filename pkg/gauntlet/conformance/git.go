@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,53 +10,107 @@ import (
 	"time"
 )
 
-// Git answers History from a git checkout.
+// Git reads the checkout a proof is about. Every call is bounded.
 type Git struct{ Dir string }
 
-var _ History = Git{}
-
-// ChangedSince reports a change to paths after commit: a later commit
-// touching them, uncommitted edits to them, or commit not being an
-// ancestor of HEAD at all (a proof from another line of history).
-func (g Git) ChangedSince(commit string, paths []string) (bool, string, error) {
-	// Exit 1: not an ancestor; 128: unknown here (another clone, or a
-	// shallow one). Either way this tree cannot vouch for the proof.
-	if _, err := g.run("merge-base", "--is-ancestor", commit, "HEAD"); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return true, "its commit " + shortHash(commit) + " is not in this checkout's history", nil
+// Dirty lists what makes the tree differ from its commit: modified,
+// staged, deleted and untracked files that are not ignored (an untracked
+// .go file is compiled into a run as surely as a tracked one).
+func (g Git) Dirty(ctx context.Context) ([]string, error) {
+	out, err := g.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	entries := strings.Split(out, "\x00")
+	for i := 0; i < len(entries); i++ {
+		e := entries[i]
+		if len(e) < 4 {
+			continue
 		}
-		return false, "", err
+		files = append(files, e[3:]+" ("+strings.TrimSpace(e[:2])+")")
+		if e[0] == 'R' || e[0] == 'C' {
+			i++ // a rename's source follows it
+		}
 	}
-	out, err := g.run(append([]string{"log", "--format=%h %s", "-1", commit + "..HEAD", "--"}, paths...)...)
-	if err != nil {
-		return false, "", err
-	}
-	if line := strings.TrimSpace(out); line != "" {
-		return true, "commit " + line + " changed " + strings.Join(paths, ", ") + " since", nil
-	}
-	out, err = g.run(append([]string{"status", "--porcelain", "--"}, paths...)...)
-	if err != nil {
-		return false, "", err
-	}
-	if strings.TrimSpace(out) != "" {
-		return true, "uncommitted changes touch " + strings.Join(paths, ", "), nil
-	}
-	return false, "", nil
+	return files, nil
 }
 
-func (g Git) run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// Head is the checkout's commit.
+func (g Git) Head(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "HEAD")
+	return strings.TrimSpace(out), err
+}
+
+// Show returns path as committed at rev; ok is false when rev has no such
+// file (or rev is not in this clone).
+func (g Git) Show(ctx context.Context, rev, path string) (data []byte, ok bool, err error) {
+	if _, err := g.run(ctx, "cat-file", "-e", rev+":"+path); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	out, err := g.run(ctx, "show", rev+":"+path)
+	if err != nil {
+		return nil, false, err
+	}
+	return []byte(out), true, nil
+}
+
+// Base picks what the ledger must only have grown from: the merge base
+// with main on a branch, the previous commit on main itself. Empty when
+// this clone holds neither (a shallow clone), with the reason.
+func (g Git) Base(ctx context.Context) (rev, why string, err error) {
+	head, err := g.Head(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	for _, ref := range []string{"main", "origin/main"} {
+		mb, err := g.run(ctx, "merge-base", ref, "HEAD")
+		if mb = strings.TrimSpace(mb); err == nil && mb != "" && mb != head {
+			return mb, "the merge base with " + ref, nil
+		}
+	}
+	if prev, err := g.run(ctx, "rev-parse", "--verify", "-q", "HEAD^"); err == nil && strings.TrimSpace(prev) != "" {
+		return strings.TrimSpace(prev), "the previous commit", nil
+	}
+	return "", "this clone has neither a main branch to merge-base with nor a previous commit (shallow?)", nil
+}
+
+func (g Git) run(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = g.Dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return "", err
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 		}
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}
 	return string(out), nil
+}
+
+// AppendOnly checks that now is then with lines added at its end: the
+// only change a ledger may see. It names the first line that differs.
+func AppendOnly(then, now []byte) error {
+	a, b := splitLines(then), splitLines(now)
+	if len(b) < len(a) {
+		return fmt.Errorf("the ledger lost %d line(s): it had %d, it has %d", len(a)-len(b), len(a), len(b))
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return fmt.Errorf("line %d was rewritten: a ledger only grows at its end", i+1)
+		}
+	}
+	if len(then) > 0 && then[len(then)-1] != '\n' {
+		return errors.New("the base ledger does not end in a newline")
+	}
+	return nil
 }

@@ -2,121 +2,455 @@ package conformance
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// Row is one ledger line: one stage of one recorded run.
+// RowVersion is the ledger row format this package writes.
+const RowVersion = 2
+
+// Identity is an engine as a proof keys it: what it says it is, the
+// sha256 of the binary that ran, and the version its pin named (empty for
+// a binary given by path: unpinned, never green for a gate).
+type Identity struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	SHA256  string `json:"sha256"`
+	Pinned  string `json:"pinned,omitempty"`
+}
+
+// Key is the identity as a cell names it, e.g. "tofu 1.12.6 5f90ff69380f".
+func (i Identity) Key() string {
+	s := i.Name + " " + i.Version + " "
+	if i.SHA256 == "" {
+		s += "unhashed"
+	} else {
+		s += shortHash(i.SHA256)
+	}
+	if i.Pinned == "" {
+		s += " unpinned"
+	}
+	return s
+}
+
+func identity(e result.Engine) Identity {
+	return Identity{Name: e.Name, Version: e.Version, SHA256: e.SHA256, Pinned: e.Pinned}
+}
+
+// Row is one ledger line: one stage of one recorded run. Every field is
+// derived from the run folder (run.json, inputs.json) and the previous
+// line, so `status` rebuilds it and rejects any line that differs.
 type Row struct {
+	V int `json:"v"`
+	// Prev is the sha256 of the previous ledger line ("" for the first).
+	Prev         string         `json:"prev"`
 	Run          string         `json:"run"`
 	Time         time.Time      `json:"time"`
 	Commit       string         `json:"commit"`
 	Estate       string         `json:"estate"`
+	Substrate    string         `json:"substrate"`
 	Stage        string         `json:"stage"`
 	Requirements []string       `json:"requirements"`
 	Verdict      result.Verdict `json:"verdict"`
-	Breaks       int            `json:"breaks"`
-	BreaksFailed int            `json:"breaks_failed"`
-	ChecksNotRun int            `json:"checks_not_run,omitempty"`
-	Engine       string         `json:"engine"`
-	Oracle       string         `json:"oracle"`
-	Substrate    string         `json:"substrate"`
+	Reason       string         `json:"reason,omitempty"`
+	// Checks counts the stage's checks; ChecksProved those that passed
+	// with a BREAK that made them fail (or a stated reason none exists),
+	// ChecksUnbacked those that passed with neither (recorded before
+	// check-level proof), ChecksNotRun and ChecksFailed the rest.
+	Checks         int `json:"checks"`
+	ChecksProved   int `json:"checks_proved"`
+	ChecksUnbacked int `json:"checks_unbacked"`
+	ChecksNotRun   int `json:"checks_not_run"`
+	ChecksFailed   int `json:"checks_failed"`
+	// Breaks counts the BREAKs; BreaksProved those that proved,
+	// BreaksFailing those that held, went off target or could not run
+	// on the subject (not an engine finding), BreaksLegacy those recorded
+	// without an outcome.
+	Breaks          int      `json:"breaks"`
+	BreaksProved    int      `json:"breaks_proved"`
+	BreaksFailing   int      `json:"breaks_failing"`
+	BreaksLegacy    int      `json:"breaks_legacy"`
+	Engine          Identity `json:"engine"`
+	Oracle          Identity `json:"oracle"`
+	SubstrateDetail string   `json:"substrate_detail"`
+	RunSHA256       string   `json:"run_sha256"`
+	InputsSHA256    string   `json:"inputs_sha256"`
 }
 
-// Dirty reports a run made from uncommitted changes: no commit can vouch
-// for what it ran, so it never proves anything.
-func (r Row) Dirty() bool { return r.Commit == "" || strings.HasSuffix(r.Commit, "-dirty") }
-
-// RunID names a run by its start time and commit.
-func RunID(run *result.Run) string {
+// RunID names a run folder by start time, estate, substrate and commit.
+func RunID(run *result.Run, substrate string) string {
 	c := run.Commit
 	if c == "" {
 		c = "uncommitted"
 	}
-	hash, dirty := strings.CutSuffix(c, "-dirty")
-	if len(hash) > 10 {
-		hash = hash[:10]
-	}
-	if dirty {
-		hash += "-dirty"
-	}
-	return run.StartedAt.UTC().Format("20060102T150405Z") + "-" + run.Estate.Name + "-" + hash
+	return run.StartedAt.UTC().Format("20060102T150405Z") + "-" + run.Estate.Name + "-" + substrate + "-" + shortHash(c)
 }
 
-// Rows turns a run into ledger rows, one per stage.
-func Rows(run *result.Run) []Row {
-	id := RunID(run)
+var knownVerdicts = []result.Verdict{result.Pass, result.Fail, result.NotRun, result.Cancelled, result.Unproven}
+
+// RunFiles are the files of a run folder the ledger is derived from.
+const (
+	RunJSON    = "run.json"
+	InputsJSON = "inputs.json"
+)
+
+// BuildRows derives a run folder's ledger rows (Prev unset): one per
+// stage the run selected. It refuses what must never be recorded: a
+// cancelled run, a run from uncommitted changes, an unknown verdict.
+func BuildRows(id string, runJSON, inputsJSON []byte) ([]Row, error) {
+	var run result.Run
+	if err := json.Unmarshal(runJSON, &run); err != nil {
+		return nil, fmt.Errorf("%s: %w", RunJSON, err)
+	}
+	in, err := ParseInputs(inputsJSON)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case run.Cancelled != nil:
+		return nil, fmt.Errorf("the run was cancelled (%s): a cancelled run is never recorded", run.Cancelled.Signal)
+	case run.Commit == "" || strings.HasSuffix(run.Commit, "-dirty"):
+		return nil, fmt.Errorf("the run came from uncommitted changes (commit %q)", run.Commit)
+	case in.Estate != run.Estate.Name:
+		return nil, fmt.Errorf("inputs.json is for estate %s, run.json for %s", in.Estate, run.Estate.Name)
+	case RunID(&run, in.Substrate) != id:
+		return nil, fmt.Errorf("the folder is named %s, its run is %s", id, RunID(&run, in.Substrate))
+	}
+	runSHA, inSHA := hashBytes(runJSON), hashBytes(inputsJSON)
 	var rows []Row
 	for _, s := range run.Stages {
-		row := Row{
-			Run: id, Time: run.StartedAt.UTC(), Commit: run.Commit, Estate: run.Estate.Name, Stage: s.ID,
-			Requirements: s.Requirements, Verdict: s.Verdict, Breaks: len(s.Breaks),
-			Engine: run.Subject.Name + " " + run.Subject.Version, Oracle: run.Oracle.Name + " " + run.Oracle.Version,
-			Substrate: run.Substrate,
+		if len(in.Stages) > 0 && !slices.Contains(in.Stages, s.ID) {
+			continue
 		}
-		for _, b := range s.Breaks {
-			if b.Failed {
-				row.BreaksFailed++
-			}
+		if !slices.Contains(knownVerdicts, s.Verdict) {
+			return nil, fmt.Errorf("stage %s has unknown verdict %q", s.ID, s.Verdict)
+		}
+		r := Row{
+			V: RowVersion, Run: id, Time: run.StartedAt.UTC(), Commit: run.Commit, Estate: run.Estate.Name, Substrate: in.Substrate,
+			Stage: s.ID, Requirements: s.Requirements, Verdict: s.Verdict, Reason: s.Reason, Checks: len(s.Checks), Breaks: len(s.Breaks),
+			Engine: identity(run.Subject), Oracle: identity(run.Oracle), SubstrateDetail: run.Substrate, RunSHA256: runSHA, InputsSHA256: inSHA,
+		}
+		if r.Requirements == nil {
+			r.Requirements = []string{}
 		}
 		for _, c := range s.Checks {
-			if c.Verdict == result.NotRun {
-				row.ChecksNotRun++
+			switch {
+			case !slices.Contains(knownVerdicts, c.Verdict):
+				return nil, fmt.Errorf("stage %s check %q has unknown verdict %q", s.ID, c.Name, c.Verdict)
+			case c.Verdict == result.Pass && (len(c.ProvedBy) > 0 || c.NoBreak != ""):
+				r.ChecksProved++
+			case c.Verdict == result.Pass:
+				r.ChecksUnbacked++
+			case c.Verdict == result.NotRun:
+				r.ChecksNotRun++
+			default:
+				r.ChecksFailed++
 			}
 		}
-		rows = append(rows, row)
+		for _, b := range s.Breaks {
+			switch {
+			case b.Outcome == result.Proved:
+				r.BreaksProved++
+			case b.Outcome == "":
+				r.BreaksLegacy++
+			case !b.EngineFinding && b.Side != "oracle":
+				r.BreaksFailing++
+			}
+		}
+		rows = append(rows, r)
 	}
-	return rows
+	if len(rows) == 0 {
+		return nil, errors.New("the run has no selected stage to record")
+	}
+	return rows, nil
 }
 
-// Append adds rows to the ledger file (created if absent). The ledger is
-// append-only: nothing rewrites an earlier line.
-func Append(path string, rows []Row) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(f)
+// encodeRows chains rows after the line prev and returns their lines.
+func encodeRows(rows []Row, prev []byte) ([][]byte, error) {
+	var lines [][]byte
 	for _, r := range rows {
-		if err := enc.Encode(r); err != nil {
+		if prev != nil {
+			r.Prev = hashBytes(prev)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("encode row: %w", err)
+		}
+		lines = append(lines, b)
+		prev = b
+	}
+	return lines, nil
+}
+
+// Append derives the rows of the run folder runsDir/id and appends them
+// to the ledger, chained to its last line. The ledger is append-only:
+// nothing rewrites an earlier line.
+func Append(ledger, runsDir, id string) (int, error) {
+	runJSON, inputsJSON, err := readRunFolder(runsDir, id)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := BuildRows(id, runJSON, inputsJSON)
+	if err != nil {
+		return 0, fmt.Errorf("run %s: %w", id, err)
+	}
+	raw, err := os.ReadFile(ledger)
+	if err != nil && !os.IsNotExist(err) {
+		return 0, fmt.Errorf("read the ledger: %w", err)
+	}
+	if len(raw) > 0 && raw[len(raw)-1] != '\n' {
+		return 0, fmt.Errorf("%s does not end in a newline: it was edited by hand; restore it from git", ledger)
+	}
+	lines := splitLines(raw)
+	// Never grow a ledger that does not verify: a row chained to a forged
+	// one would carry the forgery along.
+	if l := verifyLines(lines, runsDir); len(l.Problems) > 0 {
+		return 0, fmt.Errorf("the ledger has %d problem(s), e.g. %s; `gauntlet status` lists them, restore it from git", len(l.Problems), l.Problems[0])
+	}
+	var last []byte
+	if len(lines) > 0 {
+		last = lines[len(lines)-1]
+	}
+	out, err := encodeRows(rows, last)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.OpenFile(ledger, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("open the ledger: %w", err)
+	}
+	for _, l := range out {
+		if _, err := f.Write(append(l, '\n')); err != nil {
 			f.Close()
-			return err
+			return 0, fmt.Errorf("append to the ledger: %w", err)
 		}
 	}
-	return f.Close()
+	return len(out), f.Close()
 }
 
-// Read reads every row of a ledger; a missing ledger has none.
-func Read(path string) ([]Row, error) {
-	f, err := os.Open(path)
+func readRunFolder(runsDir, id string) (runJSON, inputsJSON []byte, err error) {
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return nil, nil, fmt.Errorf("run id %q is not a folder name", id)
+	}
+	dir := filepath.Join(runsDir, id)
+	if runJSON, err = os.ReadFile(filepath.Join(dir, RunJSON)); err != nil {
+		return nil, nil, fmt.Errorf("run folder %s: %w", dir, err)
+	}
+	if inputsJSON, err = os.ReadFile(filepath.Join(dir, InputsJSON)); err != nil {
+		return nil, nil, fmt.Errorf("run folder %s: %w", dir, err)
+	}
+	return runJSON, inputsJSON, nil
+}
+
+// readLines returns the ledger's lines without their newlines; a missing
+// ledger has none.
+func readLines(path string) ([][]byte, error) {
+	raw, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, fmt.Errorf("read the ledger: %w", err)
+	}
+	return splitLines(raw), nil
+}
+
+func splitLines(raw []byte) [][]byte {
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		lines = append(lines, append([]byte{}, sc.Bytes()...))
+	}
+	return lines
+}
+
+// Problem is a ledger line `status` refuses to believe.
+type Problem struct {
+	Line int    `json:"line"`
+	Run  string `json:"run,omitempty"`
+	What string `json:"what"`
+}
+
+func (p Problem) String() string {
+	if p.Run != "" {
+		return fmt.Sprintf("line %d (run %s): %s", p.Line, p.Run, p.What)
+	}
+	return fmt.Sprintf("line %d: %s", p.Line, p.What)
+}
+
+// Ledger is the ledger as verified against its run folders.
+type Ledger struct {
+	// Rows are the verified current-format rows, in ledger order.
+	Rows []Row
+	// Inputs holds each verified run's inputs.json.
+	Inputs map[string]*Inputs
+	// History are rows of the first format (before cells, content hashes
+	// and check-level proof), verified against their folders; they are
+	// shown, never a proof.
+	History []RowV1
+	// Problems are lines that did not verify: a forged, edited, reordered
+	// or orphaned row. Any problem fails every gate.
+	Problems []Problem
+}
+
+// Verify reads the ledger and rebuilds every line from its run folder
+// under runsDir: a line must match its rebuild byte for byte, chain to
+// the line before it, and have a folder whose run.json and inputs.json
+// hash as it says. Lines that do not are Problems, never rows.
+func Verify(ledger, runsDir string) (*Ledger, error) {
+	lines, err := readLines(ledger)
+	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var rows []Row
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
+	return verifyLines(lines, runsDir), nil
+}
+
+func verifyLines(lines [][]byte, runsDir string) *Ledger {
+	l := &Ledger{Inputs: map[string]*Inputs{}}
+	type built struct {
+		rows []Row
+		err  error
+		next int
+	}
+	runs := map[string]*built{}
+	v1 := map[string][]RowV1{}
+	done := map[string]bool{} // runs whose rows ended (a run's rows are contiguous)
+	current := ""
+	var prev []byte
+	for i, line := range lines {
+		n := i + 1
+		thisPrev := prev
+		prev = line
+		if len(bytes.TrimSpace(line)) == 0 {
+			l.Problems = append(l.Problems, Problem{Line: n, What: "an empty line"})
 			continue
 		}
-		var r Row
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		var probe struct {
+			V   *int   `json:"v"`
+			Run string `json:"run"`
 		}
-		rows = append(rows, r)
+		if err := json.Unmarshal(line, &probe); err != nil {
+			l.Problems = append(l.Problems, Problem{Line: n, What: "not JSON: " + err.Error()})
+			continue
+		}
+		if probe.V == nil {
+			if len(l.Rows) > 0 {
+				l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: "a first-format row after current-format rows"})
+				continue
+			}
+			row, err := verifyV1(line, runsDir, v1)
+			if err != nil {
+				l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: err.Error()})
+				continue
+			}
+			l.History = append(l.History, row)
+			continue
+		}
+		var row Row
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&row); err != nil {
+			l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: "not a ledger row: " + err.Error()})
+			continue
+		}
+		if row.V != RowVersion {
+			l.Problems = append(l.Problems, Problem{Line: n, Run: row.Run, What: fmt.Sprintf("row version %d, this gauntlet reads %d", row.V, RowVersion)})
+			continue
+		}
+		if row.Run != current {
+			if current != "" {
+				done[current] = true
+			}
+			if done[row.Run] {
+				l.Problems = append(l.Problems, Problem{Line: n, Run: row.Run, What: "the run's rows appear twice (recorded twice, or lines moved)"})
+				continue
+			}
+			current = row.Run
+		}
+		b, ok := runs[row.Run]
+		if !ok {
+			b = &built{}
+			runJSON, inputsJSON, err := readRunFolder(runsDir, row.Run)
+			if err != nil {
+				b.err = fmt.Errorf("no run folder to rebuild it from: %w", err)
+			} else if b.rows, err = BuildRows(row.Run, runJSON, inputsJSON); err != nil {
+				b.err = fmt.Errorf("its run folder does not rebuild: %w", err)
+			} else {
+				in, _ := ParseInputs(inputsJSON)
+				l.Inputs[row.Run] = in
+			}
+			runs[row.Run] = b
+		}
+		if b.err != nil {
+			l.Problems = append(l.Problems, Problem{Line: n, Run: row.Run, What: b.err.Error()})
+			continue
+		}
+		if b.next >= len(b.rows) {
+			l.Problems = append(l.Problems, Problem{Line: n, Run: row.Run, What: "the run folder has no such row (an extra line)"})
+			continue
+		}
+		want, _ := encodeRows(b.rows[b.next:b.next+1], thisPrev)
+		b.next++
+		if !bytes.Equal(want[0], line) {
+			l.Problems = append(l.Problems, Problem{Line: n, Run: row.Run, What: "the line differs from what its run folder rebuilds (" + firstDiff(want[0], line) + ")"})
+			continue
+		}
+		l.Rows = append(l.Rows, row)
 	}
-	return rows, sc.Err()
+	for id, b := range runs {
+		if b.err == nil && b.next != len(b.rows) {
+			l.Problems = append(l.Problems, Problem{Line: len(lines), Run: id, What: fmt.Sprintf("the ledger holds %d of the run's %d rows", b.next, len(b.rows))})
+		}
+	}
+	return l
+}
+
+// firstDiff names the first field where two encoded rows differ.
+func firstDiff(want, got []byte) string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(want, &a) != nil || json.Unmarshal(got, &b) != nil {
+		return "unreadable"
+	}
+	for _, k := range unionKeys(keysOf(a), keysOf(b)) {
+		if !bytes.Equal(a[k], b[k]) {
+			return fmt.Sprintf("field %s: the folder says %s, the line %s", k, clip(a[k]), clip(b[k]))
+		}
+	}
+	return "field order or spacing"
+}
+
+func keysOf(m map[string]json.RawMessage) map[string]string {
+	out := map[string]string{}
+	for k := range m {
+		out[k] = ""
+	}
+	return out
+}
+
+func clip(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
+}
+
+func shortHash(c string) string {
+	c = strings.TrimSuffix(c, "-dirty")
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }

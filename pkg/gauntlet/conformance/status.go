@@ -2,124 +2,413 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// Proof is how far a requirement is proven right now.
+// Proof is how far a requirement is proven in a cell, right now.
 type Proof string
 
 const (
-	// Proven: every claiming stage's latest recorded run passed, every
-	// BREAK failed, from a clean commit no later commit has touched the
-	// requirement's paths since.
+	// Proven: every check of every stage verifying it passed, each backed
+	// by a BREAK that made it fail (or a stated reason none exists), in a
+	// run whose inputs are byte for byte the tree's now.
 	Proven Proof = "proven"
-	// StaleProof: it was proven, but what it proved has changed since.
-	StaleProof Proof = "stale-proof"
-	// Dirty: the latest run came from uncommitted changes.
-	Dirty Proof = "dirty"
-	// Failed: the latest run of a claiming stage failed.
-	Failed Proof = "failed"
-	// NotRun: the latest run of a claiming stage did not run it.
+	// Partial: it passed, but some of its checks did not run here (e.g.
+	// the APIService checks on a substrate without containers).
+	Partial Proof = "partial"
+	// NotRun: no recorded run in the cell, or the run did not run it.
 	NotRun Proof = "not-run"
-	// Unproven: no recorded run of a claiming stage, or no stage at all.
-	Unproven Proof = "unproven"
+	// Unprovable: no pinned engine has a capability a verifying stage
+	// needs (live mode): no run here can prove it.
+	Unprovable Proof = "unprovable"
+	// Unbacked: it passed, but some check passed without a BREAK proving
+	// it - a run recorded before check-level proof.
+	Unbacked Proof = "unbacked"
+	// Stale: a run proved or ran it, but something it ran has changed.
+	Stale Proof = "stale"
+	// Failed: a run with the tree's current inputs failed it. A later
+	// pass at the same inputs does not hide it (a flaky check is not a
+	// proof); a change that makes it pass makes the failure stale.
+	Failed Proof = "failed"
 )
 
 // rank orders proofs worst first: a requirement is as proven as its
-// weakest stage.
-var rank = map[Proof]int{Failed: 0, Dirty: 1, StaleProof: 2, NotRun: 3, Unproven: 4, Proven: 5}
+// weakest stage and its weakest required cell.
+var rank = map[Proof]int{Failed: 0, Stale: 1, Unbacked: 2, Partial: 3, Unprovable: 4, NotRun: 5, Proven: 6}
 
-// History answers whether anything under paths changed after commit (or
-// commit is not in the current history at all).
-type History interface {
-	ChangedSince(commit string, paths []string) (bool, string, error)
+// Blocking reports whether the proof fails a gate outright (exit 1);
+// Partial, NotRun and Unprovable only keep it waiting (exit 3).
+func (p Proof) Blocking() bool { return p == Failed || p == Stale || p == Unbacked }
+
+// Cell is where a proof holds: estate, substrate, engine and oracle.
+type Cell struct {
+	Estate    string `json:"estate"`
+	Substrate string `json:"substrate"`
+	Engine    string `json:"engine"`
+	Oracle    string `json:"oracle"`
+}
+
+func (c Cell) String() string {
+	return c.Estate + " / " + c.Substrate + " / " + c.Engine + " / " + c.Oracle
+}
+
+// CellProof is a requirement's proof in one cell.
+type CellProof struct {
+	Cell  Cell   `json:"cell"`
+	Proof Proof  `json:"proof"`
+	Why   string `json:"why"`
+	// Required: the registry requires it (one of its estates and
+	// substrates, with the pinned engine and oracle). Other cells are
+	// shown and never count for a gate.
+	Required bool `json:"required"`
 }
 
 // Status is one requirement's derived state.
 type Status struct {
-	Requirement Requirement
-	Stages      []string
-	Proof       Proof
-	// Why explains the proof in one line.
-	Why string
+	ID        string      `json:"id"`
+	Statement string      `json:"statement"`
+	Gap       string      `json:"gap,omitempty"`
+	Stages    []string    `json:"stages"`
+	Proof     Proof       `json:"proof"`
+	Why       string      `json:"why"`
+	Cells     []CellProof `json:"cells"`
 }
 
-// Derive computes every requirement's status from the coverage and the
-// ledger; for each claiming stage only its latest recorded row counts.
-func Derive(reg *Registry, cov Coverage, rows []Row, hist History) ([]Status, error) {
-	latest := map[string]Row{}
-	for _, r := range rows {
-		if cur, ok := latest[r.Stage]; !ok || !r.Time.Before(cur.Time) {
-			latest[r.Stage] = r
+// PinnedCLI is a CLI as the pins name it.
+type PinnedCLI struct {
+	Name, Version string
+	// SHA256 is the exact binary when the pin has it (a reproducible build).
+	SHA256 string
+}
+
+// Matches reports whether an identity is this pin: pinned, the version,
+// a hashed binary, and the pinned hash when there is one.
+func (p PinnedCLI) Matches(i Identity) bool {
+	return i.Pinned != "" && i.Name == p.Name && i.Version == p.Version && i.Pinned == p.Version && i.SHA256 != "" &&
+		(p.SHA256 == "" || p.SHA256 == i.SHA256)
+}
+
+func (p PinnedCLI) String() string { return p.Name + " " + p.Version + " (pinned)" }
+
+// Current answers what a run would run from the tree now.
+type Current interface {
+	Inputs(estate, substrate string, stages []string) (*Inputs, error)
+}
+
+// World is everything Derive reads besides the ledger.
+type World struct {
+	Registry *Registry
+	Coverage Coverage
+	// Needs maps a stage to the subject capabilities it needs.
+	Needs map[string][]string
+	// SubjectHas reports whether the pinned subject has a capability.
+	SubjectHas     func(capability string) bool
+	Engine, Oracle PinnedCLI
+	Current        Current
+}
+
+// Report is the derived state of every requirement.
+type Report struct {
+	Requirements []Status `json:"requirements"`
+	// Columns are the cells of the matrix, required ones first.
+	Columns  []Cell    `json:"columns"`
+	Problems []Problem `json:"ledger_problems"`
+	Rows     int       `json:"ledger_rows"`
+	History  int       `json:"history_rows"`
+}
+
+// Derive computes every requirement's proof in every cell from the
+// verified ledger.
+func Derive(w World, l *Ledger) (*Report, error) {
+	rep := &Report{Problems: l.Problems, Rows: len(l.Rows), History: len(l.History)}
+	type key struct{ estate, substrate string }
+	now := map[key]*Inputs{}
+	current := func(estate, substrate string) (*Inputs, error) {
+		k := key{estate, substrate}
+		if in, ok := now[k]; ok {
+			return in, nil
+		}
+		in, err := w.Current.Inputs(estate, substrate, nil)
+		if err != nil {
+			return nil, err
+		}
+		now[k] = in
+		return in, nil
+	}
+	recorded := map[Cell]bool{}
+	var cells []Cell
+	for _, r := range l.Rows {
+		c := Cell{r.Estate, r.Substrate, r.Engine.Key(), r.Oracle.Key()}
+		if !recorded[c] {
+			recorded[c] = true
+			cells = append(cells, c)
 		}
 	}
-	var out []Status
-	for _, q := range reg.Requirements {
-		st := Status{Requirement: q, Stages: cov.Stages[q.ID], Proof: Unproven, Why: "no stage verifies it"}
-		for i, s := range st.Stages {
-			row, ok := latest[s]
-			p, why := Unproven, "stage "+s+" has no recorded run"
-			if ok {
-				var err error
-				if p, why, err = proofOf(row, q, hist); err != nil {
-					return nil, err
+	required := func(q Requirement, c Cell, rows []Row) bool {
+		if !slices.Contains(q.Estates, c.Estate) || !slices.Contains(q.Substrates, c.Substrate) || len(rows) == 0 {
+			return false
+		}
+		return w.Engine.Matches(rows[0].Engine) && w.Oracle.Matches(rows[0].Oracle)
+	}
+	byCell := map[Cell][]Row{}
+	for _, r := range l.Rows {
+		c := Cell{r.Estate, r.Substrate, r.Engine.Key(), r.Oracle.Key()}
+		byCell[c] = append(byCell[c], r)
+	}
+	columns := map[Cell]bool{}
+	for _, q := range w.Registry.Requirements {
+		st := Status{ID: q.ID, Statement: q.Statement, Gap: q.Gap, Stages: w.Coverage.Stages[q.ID]}
+		for _, c := range cells {
+			in, err := current(c.Estate, c.Substrate)
+			if err != nil {
+				in = nil // the estate is gone: nothing it ran is current
+			}
+			p, why := cellProof(st.Stages, byCell[c], l.Inputs, in)
+			st.Cells = append(st.Cells, CellProof{Cell: c, Proof: p, Why: why, Required: required(q, c, byCell[c])})
+		}
+		for _, e := range q.Estates {
+			for _, s := range q.Substrates {
+				found := false
+				for _, cp := range st.Cells {
+					found = found || (cp.Required && cp.Cell.Estate == e && cp.Cell.Substrate == s)
+				}
+				if !found {
+					st.Cells = append(st.Cells, CellProof{
+						Cell:  Cell{e, s, w.Engine.String(), w.Oracle.String()},
+						Proof: NotRun, Required: true,
+						Why: fmt.Sprintf("no run of %s on %s with the pinned %s %s and %s %s is recorded", e, s,
+							w.Engine.Name, w.Engine.Version, w.Oracle.Name, w.Oracle.Version),
+					})
 				}
 			}
-			if i == 0 || rank[p] < rank[st.Proof] {
-				st.Proof, st.Why = p, why
+		}
+		st.Proof, st.Why = Proven, ""
+		worst := -1
+		for i, cp := range st.Cells {
+			if cp.Required && (worst < 0 || rank[cp.Proof] < rank[st.Proof]) {
+				st.Proof, st.Why, worst = cp.Proof, cp.Cell.Estate+" on "+cp.Cell.Substrate+": "+cp.Why, i
+			}
+			if cp.Required || cp.Proof != NotRun {
+				columns[cp.Cell] = true
 			}
 		}
-		out = append(out, st)
+		// Name every other required cell that is not proven either, so a
+		// gate says exactly what is missing.
+		var also []string
+		for i, cp := range st.Cells {
+			if cp.Required && i != worst && cp.Proof != Proven {
+				also = append(also, cp.Cell.Estate+" on "+cp.Cell.Substrate+": "+string(cp.Proof))
+			}
+		}
+		if len(also) > 0 {
+			st.Why += " (also " + strings.Join(also, "; ") + ")"
+		}
+		if len(st.Stages) == 0 {
+			st.Proof, st.Why = NotRun, "no stage verifies it"
+		}
+		if why := unprovable(st.Stages, w); why != "" && !st.Proof.Blocking() {
+			st.Proof, st.Why = Unprovable, why
+			for i := range st.Cells {
+				if st.Cells[i].Required && st.Cells[i].Proof == NotRun {
+					st.Cells[i].Proof, st.Cells[i].Why = Unprovable, why
+				}
+			}
+		}
+		rep.Requirements = append(rep.Requirements, st)
 	}
-	return out, nil
+	for c := range columns {
+		rep.Columns = append(rep.Columns, c)
+	}
+	sort.Slice(rep.Columns, func(i, j int) bool {
+		a, b := rep.Columns[i], rep.Columns[j]
+		return a.String() < b.String()
+	})
+	return rep, nil
 }
 
-func proofOf(r Row, q Requirement, hist History) (Proof, string, error) {
-	at := fmt.Sprintf("run %s (%s)", r.Run, r.Stage)
+// unprovable says which capability no pinned engine has, if any.
+func unprovable(stages []string, w World) string {
+	if w.SubjectHas == nil {
+		return ""
+	}
+	for _, s := range stages {
+		for _, c := range w.Needs[s] {
+			if !w.SubjectHas(c) {
+				return fmt.Sprintf("unprovable here: stage %s needs capability %q, which the pinned %s %s does not have", s, c, w.Engine.Name, w.Engine.Version)
+			}
+		}
+	}
+	return ""
+}
+
+// cellProof is a requirement's proof in one cell from that cell's rows:
+// for each verifying stage, the rows whose inputs are the tree's now.
+func cellProof(stages []string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
+	best, why := Proven, ""
+	first := true
+	for _, s := range stages {
+		p, w := stageProof(s, rows, inputs, now)
+		if first || rank[p] < rank[best] {
+			best, why = p, w
+		}
+		first = false
+	}
+	if first {
+		return NotRun, "no stage verifies it"
+	}
+	return best, why
+}
+
+func stageProof(stage string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
+	var all, fresh []Row
+	for _, r := range rows {
+		if r.Stage != stage {
+			continue
+		}
+		all = append(all, r)
+		if now != nil && len(Changed(inputs[r.Run], now)) == 0 {
+			fresh = append(fresh, r)
+		}
+	}
+	if len(all) == 0 {
+		return NotRun, "stage " + stage + " has no recorded run here"
+	}
+	if len(fresh) == 0 {
+		last := all[len(all)-1]
+		what := "the estate is gone"
+		if now != nil {
+			what = summarise(Changed(inputs[last.Run], now))
+		}
+		return Stale, fmt.Sprintf("run %s (%s, %s) is about another tree: changed since: %s", last.Run, stage, last.Verdict, what)
+	}
+	for _, r := range fresh {
+		if why := failing(r); why != "" {
+			return Failed, fmt.Sprintf("run %s (%s) %s", r.Run, stage, why)
+		}
+	}
+	r := fresh[len(fresh)-1]
+	at := fmt.Sprintf("run %s (%s)", r.Run, stage)
 	switch {
-	case r.Verdict == result.Fail:
-		return Failed, at + " failed", nil
-	case r.Verdict != result.Pass:
-		return NotRun, at + " did not run it", nil
-	case r.Breaks == 0 || r.BreaksFailed != r.Breaks:
-		return Failed, fmt.Sprintf("%s passed but only %d of %d BREAKs failed: not load-bearing", at, r.BreaksFailed, r.Breaks), nil
-	case r.Dirty():
-		return Dirty, at + " ran from uncommitted changes", nil
+	case r.Verdict == result.NotRun:
+		return NotRun, at + " did not run it: " + r.Reason
+	case r.Checks == 0:
+		return Unbacked, at + " passed with no checks recorded: nothing backs it"
+	case r.ChecksUnbacked > 0 || r.BreaksLegacy > 0:
+		return Unbacked, fmt.Sprintf("%s passed, but %d of %d check(s) passed with no BREAK proving them (recorded before check-level proof)",
+			at, r.ChecksUnbacked, r.Checks)
+	case r.ChecksNotRun > 0:
+		return Partial, fmt.Sprintf("%s passed, but %d of %d check(s) did not run on %s", at, r.ChecksNotRun, r.Checks, r.Substrate)
 	}
-	changed, what, err := hist.ChangedSince(r.Commit, q.Paths)
-	if err != nil {
-		return "", "", err
-	}
-	if changed {
-		return StaleProof, at + " proved it, but " + what, nil
-	}
-	why := at + " passed with every BREAK failing at " + shortHash(r.Commit)
-	if r.ChecksNotRun > 0 {
-		why += fmt.Sprintf(" (%d check(s) not run on %s)", r.ChecksNotRun, r.Substrate)
-	}
-	return Proven, why, nil
+	return Proven, fmt.Sprintf("%s: %d check(s), each proved by a BREAK, at %s", at, r.Checks, shortHash(r.Commit))
 }
 
-func shortHash(c string) string {
-	if len(c) > 10 {
-		return c[:10]
+// failing says why a row is a failure, or "".
+func failing(r Row) string {
+	switch {
+	case r.Verdict == result.Pass:
+	case r.Verdict == result.NotRun:
+		return ""
+	default:
+		return fmt.Sprintf("ended %s", r.Verdict)
 	}
-	return c
+	switch {
+	case r.ChecksFailed > 0:
+		return fmt.Sprintf("passed with %d check(s) failed or unproven", r.ChecksFailed)
+	case r.BreaksFailing > 0:
+		return fmt.Sprintf("passed with %d BREAK(s) that did not prove: not load-bearing", r.BreaksFailing)
+	}
+	return ""
 }
 
-// Summary counts statuses by proof, e.g. "proven 16, unproven 2".
-func Summary(st []Status) string {
+func summarise(changed []string) string {
+	if len(changed) == 0 {
+		return "nothing (the run folder's inputs are unreadable)"
+	}
+	if len(changed) > 4 {
+		return strings.Join(changed[:4], ", ") + fmt.Sprintf(" and %d more", len(changed)-4)
+	}
+	return strings.Join(changed, ", ")
+}
+
+// Summary counts requirements by proof, e.g. "proven 16, not-run 2".
+func (r *Report) Summary() string {
 	count := map[Proof]int{}
-	for _, s := range st {
+	for _, s := range r.Requirements {
 		count[s.Proof]++
 	}
 	var parts []string
-	for _, p := range []Proof{Proven, StaleProof, Dirty, Failed, NotRun, Unproven} {
+	for _, p := range []Proof{Proven, Partial, NotRun, Unprovable, Unbacked, Stale, Failed} {
 		if count[p] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", p, count[p]))
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Exit codes of the gates.
+const (
+	ExitProven  = 0
+	ExitFailed  = 1
+	ExitWaiting = 3
+)
+
+// Gate is a gate's verdict over a set of requirements.
+type Gate struct {
+	Code int `json:"exit_code"`
+	// Blocking names what fails it: requirements failed, stale or
+	// unbacked, and ledger problems.
+	Blocking []string `json:"blocking,omitempty"`
+	// Waiting names what it still waits for: not run, partial, unprovable.
+	Waiting []string `json:"waiting,omitempty"`
+	// Gaps names the documented gaps it let through.
+	Gaps []string `json:"gaps,omitempty"`
+}
+
+// Gate judges the requirements ids (all of them when ids is empty): exit
+// 0 when every one is proven (or a documented gap), 1 when any failed, is
+// stale or unbacked, or the ledger has a problem, else 3 when only
+// not-run, partial or unprovable ones remain.
+func (r *Report) Gate(ids []string) (Gate, error) {
+	var g Gate
+	byID := map[string]Status{}
+	for _, s := range r.Requirements {
+		byID[s.ID] = s
+	}
+	if len(ids) == 0 {
+		for _, s := range r.Requirements {
+			ids = append(ids, s.ID)
+		}
+	}
+	for _, id := range ids {
+		s, ok := byID[id]
+		if !ok {
+			return g, fmt.Errorf("requirement %s is not in the registry (conformance/requirements.yaml)", id)
+		}
+		line := fmt.Sprintf("%s %s: %s", id, s.Proof, s.Why)
+		switch {
+		case s.Proof == Proven:
+		case s.Proof.Blocking():
+			g.Blocking = append(g.Blocking, line)
+		case s.Gap != "":
+			g.Gaps = append(g.Gaps, fmt.Sprintf("%s (%s): documented gap: %s", id, s.Proof, s.Gap))
+		default:
+			g.Waiting = append(g.Waiting, line)
+		}
+	}
+	for _, p := range r.Problems {
+		g.Blocking = append(g.Blocking, "ledger "+p.String())
+	}
+	switch {
+	case len(g.Blocking) > 0:
+		g.Code = ExitFailed
+	case len(g.Waiting) > 0:
+		g.Code = ExitWaiting
+	default:
+		g.Code = ExitProven
+	}
+	return g, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // ApplyOptions are the apply flags gauntlet uses.
@@ -76,4 +77,18 @@ func parseApplied(out string) (Applied, bool) {
 		return Applied{Destroyed: atoi(m[1])}, true
 	}
 	return Applied{}, false
+}
+
+// actedRE matches the CLI's per-resource completion lines, e.g.
+// "kubernetes_config_map_v1.x: Creation complete after 0s [id=ns/x]".
+var actedRE = regexp.MustCompile(`(?m)^(\S+?)(?: \(deposed object \w+\))?: (Creation|Modifications|Destruction|Import) complete`)
+
+// Acted lists what the apply's output says it did, one "address: verb"
+// per completed action, in order: what an apply count claims, by name.
+func (a Applied) Acted() []string {
+	var out []string
+	for _, m := range actedRE.FindAllStringSubmatch(a.Call.Output, -1) {
+		out = append(out, m[1]+": "+strings.ToLower(m[2]))
+	}
+	return out
 }

@@ -139,9 +139,22 @@ func (w *Workspace) Plan(ctx context.Context, o PlanOptions, opts ...RunOption) 
 	p := summarize(raw)
 	p.File, p.Printed, p.Call = o.Out, printed, call
 	if p.Counts != p.Printed {
-		return p, fmt.Errorf("%s plan: the JSON plan counts %s but the CLI printed %s (log: %s)", w.Engine.Profile.Name, p.Counts, p.Printed, call.Log)
+		return p, &SummaryMismatch{Engine: w.Engine.Profile.Name, JSON: p.Counts, Printed: p.Printed, Log: call.Log}
 	}
 	return p, nil
+}
+
+// SummaryMismatch is a plan whose printed summary line disagrees with its
+// own JSON plan: an engine finding (a person reviewing the plan reads the
+// line), not a failure of gauntlet's machinery.
+type SummaryMismatch struct {
+	Engine        string
+	JSON, Printed Counts
+	Log           string
+}
+
+func (e *SummaryMismatch) Error() string {
+	return fmt.Sprintf("%s plan: the JSON plan counts %s but the CLI printed %s (log: %s)", e.Engine, e.JSON, e.Printed, e.Log)
 }
 
 // ShowPlan runs show -json of a plan file and parses it.

@@ -91,6 +91,11 @@ func DetectProfile(ctx context.Context, bin, cliConfig string) (Profile, error) 
 	return p, nil
 }
 
+// StockCapabilities are what a stock engine of that name and version
+// offers, without running it: what `gauntlet status` knows a pinned
+// engine can exercise.
+func StockCapabilities(name, version string) map[Capability]bool { return capabilities(name, version) }
+
 // capabilities are what a stock engine of that name and version offers;
 // engines with live mode declare it through WithCapabilities.
 func capabilities(name, version string) map[Capability]bool {

@@ -7,102 +7,64 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// assessment sorts a run's stages by what stands between it and "clear".
+// assessment is the run's one verdict (result.Run.Assess) with the
+// sentences the page says about it.
 type assessment struct {
-	headline int
-	// failed holds headline stages whose verdict is fail, or a verdict
-	// this package does not know (never taken for a pass).
-	failed []result.Stage
-	notRun []result.Stage
-	// unproven holds passing headline stages the page cannot back.
-	unproven []unprovenStage
-	// outside holds non-headline stages that failed: they do not cost
-	// the run its "clear", but the page still says so.
-	outside []result.Stage
-}
-
-type unprovenStage struct {
-	stage result.Stage
-	why   []string
+	result.Assessment
+	substrate string
+	// cancelled is cancelledSentence(r): it names the stage by its title.
+	cancelled string
 }
 
 func assess(r *result.Run) assessment {
-	var a assessment
-	for _, s := range r.Stages {
-		if !s.Headline {
-			if s.Verdict != result.Pass && s.Verdict != result.NotRun {
-				a.outside = append(a.outside, s)
-			}
-			continue
-		}
-		a.headline++
-		switch s.Verdict {
-		case result.Pass:
-			if why := contradictions(s); len(why) > 0 {
-				a.unproven = append(a.unproven, unprovenStage{stage: s, why: why})
-			}
-		case result.NotRun:
-			a.notRun = append(a.notRun, s)
-		default:
-			a.failed = append(a.failed, s)
-		}
-	}
-	return a
-}
-
-func (a assessment) clear() bool {
-	return a.headline > 0 && len(a.failed) == 0 && len(a.notRun) == 0 && len(a.unproven) == 0
-}
-
-// contradictions lists what, inside a stage marked pass, says otherwise:
-// a BREAK that did not fail its assertion (result.Break says such a stage
-// fails) or a check that failed.
-func contradictions(s result.Stage) []string {
-	var why []string
-	for _, b := range s.Breaks {
-		if !b.Failed {
-			why = append(why, breakLabel(b.Name)+" left its assertion passing")
-		}
-	}
-	for _, c := range s.Checks {
-		if c.Verdict != result.Pass && c.Verdict != result.NotRun {
-			why = append(why, fmt.Sprintf("check %s %s", c.Name, verdictPhrase(c.Verdict)))
-		}
-	}
-	return why
+	return assessment{Assessment: r.Assess(), substrate: r.Substrate, cancelled: cancelledSentence(r)}
 }
 
 // verdictSentence is the page's one-line answer to "is the run clear?".
 func (a assessment) verdictSentence() string {
-	if a.clear() {
+	if a.Cancelled != nil {
+		return a.cancelled
+	}
+	if a.Sabotaged {
+		return "Not clear: a sabotaged run (every BREAK's corruption skipped, to test the BREAKs themselves) is never clear."
+	}
+	if a.Clear() {
+		if n := len(a.ChecksNotRun); n > 0 {
+			names := make([]string, n)
+			for i, c := range a.ChecksNotRun {
+				names[i] = c.Stage + ": " + c.Check
+			}
+			return fmt.Sprintf("Clear - %s %s not run on the %s substrate: %s. Every headline stage passes on what this substrate can show; `--substrate kind` runs the rest.",
+				count(n), plural(n, "check", "checks"), orDefault(a.substrate, "unnamed"), strings.Join(names, "; "))
+		}
 		return "Clear. Every headline stage passes."
 	}
-	if a.headline == 0 {
+	if a.Headline == 0 {
 		return "Not clear. The run has no headline stage, so nothing it shows can be called clear."
 	}
 	var parts []string
-	if n := len(a.failed); n > 0 {
+	if n := len(a.Failed); n > 0 {
 		names := make([]string, n)
-		for i, s := range a.failed {
+		for i, s := range a.Failed {
 			names[i] = stageName(s)
 			if s.Verdict != result.Fail {
 				names[i] += " (" + verdictPhrase(s.Verdict) + ")"
 			}
 		}
 		parts = append(parts, fmt.Sprintf("%s of %d headline stages %s: %s",
-			count(n), a.headline, plural(n, "fails", "fail"), joinAnd(names)))
+			count(n), a.Headline, plural(n, "fails", "fail"), joinAnd(names)))
 	}
-	if n := len(a.notRun); n > 0 {
+	if n := len(a.NotRun); n > 0 {
 		names := make([]string, n)
-		for i, s := range a.notRun {
+		for i, s := range a.NotRun {
 			names[i] = stageName(s) + " (" + reasonText(s.Reason) + ")"
 		}
 		parts = append(parts, fmt.Sprintf("%s did not run: %s", count(n), joinAnd(names)))
 	}
-	if n := len(a.unproven); n > 0 {
+	if n := len(a.Unproven); n > 0 {
 		names := make([]string, n)
-		for i, u := range a.unproven {
-			names[i] = stageName(u.stage) + " (" + strings.Join(u.why, "; ") + ")"
+		for i, u := range a.Unproven {
+			names[i] = stageName(u.Stage) + " (" + strings.Join(u.Why, "; ") + ")"
 		}
 		parts = append(parts, fmt.Sprintf("%s %s marked pass without proof: %s",
 			count(n), plural(n, "is", "are"), joinAnd(names)))
@@ -112,11 +74,11 @@ func (a assessment) verdictSentence() string {
 
 // outsideSentence names failing non-headline stages, or is empty.
 func (a assessment) outsideSentence() string {
-	if len(a.outside) == 0 {
+	if len(a.Outside) == 0 {
 		return ""
 	}
-	names := make([]string, len(a.outside))
-	for i, s := range a.outside {
+	names := make([]string, len(a.Outside))
+	for i, s := range a.Outside {
 		names[i] = stageName(s)
 		if s.Verdict != result.Fail {
 			names[i] += " (" + verdictPhrase(s.Verdict) + ")"

@@ -62,7 +62,22 @@ func Clear(r *result.Run) bool {
 	if r == nil {
 		return false
 	}
-	return assess(r).clear()
+	return r.Clear()
+}
+
+// Headline is the page's one-line verdict, for the CLI: "Clear.", "Clear -
+// N checks not run on the local substrate: ...", "Not clear: ..." or
+// "Cancelled ...". It reads the same assessment as everything else.
+func Headline(r *result.Run) string {
+	if r == nil {
+		return "Not clear: no run."
+	}
+	a := assess(r)
+	s := a.verdictSentence()
+	if o := a.outsideSentence(); o != "" {
+		s += " " + o
+	}
+	return s
 }
 
 // WriteAll renders r into dir (created with its parents if missing) as

@@ -58,13 +58,13 @@ func metricsServerRun() *result.Run {
 					"applied the same root to the oracle cluster with the same 9 additions; kube-system's " +
 					"own objects recorded first as teardown's baseline",
 				Checks: []result.Check{
-					{Name: "nine objects", Verdict: result.Pass, Detail: "9 of 9 found"},
+					{Name: "nine objects", Verdict: result.Pass, Detail: "9 of 9 found", ProvedBy: []string{"missing-object"}},
 					{Name: "aggregated API answers", Verdict: result.NotRun,
 						Detail: "pods on the local substrate are kwok fakes, so nothing serves /apis/metrics.k8s.io/v1beta1"},
 				},
 				Breaks: []result.Break{{
 					Name: "missing-object", Corruption: "deletes the metrics-server Service after the apply",
-					Failed: true, Detail: "8 of 9 found; missing kube-system/Service/metrics-server",
+					Outcome: result.Proved, Failed: true, Detail: "8 of 9 found; missing kube-system/Service/metrics-server",
 				}},
 				Figures: map[string]int{"subject.engine_calls": 3, "oracle.engine_calls": 3},
 			},
@@ -74,7 +74,7 @@ func metricsServerRun() *result.Run {
 					"serial 1 -> 2 after a refresh-only apply) and its next plan is empty",
 				Breaks: []result.Break{{
 					Name: "drop-instance", Corruption: "removes the Deployment from the state before the plan",
-					Failed: true, Detail: "plan proposed 1 to add",
+					Outcome: result.Proved, Failed: true, Detail: "plan proposed 1 to add",
 				}},
 			},
 			{
@@ -83,7 +83,7 @@ func metricsServerRun() *result.Run {
 					"matching terraform's empty plan on the oracle cluster",
 				Breaks: []result.Break{{
 					Name: "edit-config", Corruption: "bumps the Deployment's replicas in the root",
-					Failed: true, Detail: "plan proposed 1 to change",
+					Outcome: result.Proved, Failed: true, Detail: "plan proposed 1 to change",
 				}},
 			},
 			{
@@ -92,7 +92,7 @@ func metricsServerRun() *result.Run {
 					"all 9 objects unchanged across it",
 				Breaks: []result.Break{{
 					Name: "touch-object", Corruption: "annotates the ServiceAccount during the apply",
-					Failed: true, Detail: "1 of 9 resourceVersions moved",
+					Outcome: result.Proved, Failed: true, Detail: "1 of 9 resourceVersions moved",
 				}},
 			},
 			{
@@ -102,7 +102,7 @@ func metricsServerRun() *result.Run {
 					"same drift on the oracle cluster; after the apply the argument reads 15s again and the next plan is empty",
 				Breaks: []result.Break{{
 					Name: "second-drift", Corruption: "also relabels the Service",
-					Failed: true, Detail: "2 updates planned, want exactly 1",
+					Outcome: result.Proved, Failed: true, Detail: "2 updates planned, want exactly 1",
 				}},
 			},
 			{
@@ -111,7 +111,7 @@ func metricsServerRun() *result.Run {
 					"0 to change, 0 to destroy on both engines; the ServiceAccount's uid unchanged",
 				Breaks: []result.Break{{
 					Name: "real-rename", Corruption: "changes metadata.name instead of the address",
-					Failed: true, Detail: "plan proposed a replacement",
+					Outcome: result.Proved, Failed: true, Detail: "plan proposed a replacement",
 				}},
 			},
 			{
@@ -120,7 +120,7 @@ func metricsServerRun() *result.Run {
 					"apply v1beta1.metrics.k8s.io is gone, the Service behind it remains, the next plan is empty",
 				Breaks: []result.Break{{
 					Name: "keep-block", Corruption: "leaves the block in place",
-					Failed: true, Detail: "no destroy proposed",
+					Outcome: result.Proved, Failed: true, Detail: "no destroy proposed",
 				}},
 			},
 			{
@@ -129,7 +129,7 @@ func metricsServerRun() *result.Run {
 					"index 1 only, and back to 2 created index 1 only; terraform's plans matched both steps",
 				Breaks: []result.Break{{
 					Name: "wrong-index", Corruption: "expects index 0 to be destroyed",
-					Failed: true, Detail: "index 1 destroyed, want index 0",
+					Outcome: result.Proved, Failed: true, Detail: "index 1 destroyed, want index 0",
 				}},
 			},
 			{
@@ -139,7 +139,7 @@ func metricsServerRun() *result.Run {
 					"one object remains and the next plan is empty",
 				Breaks: []result.Break{{
 					Name: "order", Corruption: "expects the destroy to come first",
-					Failed: true, Detail: "create logged before destroy",
+					Outcome: result.Proved, Failed: true, Detail: "create logged before destroy",
 				}},
 			},
 			{
@@ -149,7 +149,7 @@ func metricsServerRun() *result.Run {
 					"and one more apply finished it",
 				Breaks: []result.Break{{
 					Name: "expect-nothing", Corruption: "asserts the plan after the interrupt is empty",
-					Failed: true, Detail: "plan proposed 1 to add",
+					Outcome: result.Proved, Failed: true, Detail: "plan proposed 1 to add",
 				}},
 			},
 			{
@@ -158,7 +158,7 @@ func metricsServerRun() *result.Run {
 					"and holds exactly the objects read before cold_deploy",
 				Breaks: []result.Break{{
 					Name: "extra-delete", Corruption: "deletes one of kube-system's own ConfigMaps",
-					Failed: true, Detail: "kube-system lost ConfigMap extension-apiserver-authentication",
+					Outcome: result.Proved, Failed: true, Detail: "kube-system lost ConfigMap extension-apiserver-authentication",
 				}},
 			},
 			{
@@ -167,7 +167,7 @@ func metricsServerRun() *result.Run {
 					"0 added, 1 changed, 0 destroyed, and the label reads back",
 				Breaks: []result.Break{{
 					Name: "stale-plan", Corruption: "edits the root after the plan is saved",
-					Failed: true, Detail: "apply refused the saved plan",
+					Outcome: result.Proved, Failed: true, Detail: "apply refused the saved plan",
 				}},
 			},
 			{
@@ -176,7 +176,7 @@ func metricsServerRun() *result.Run {
 					"terraform's cold deploy field by field after normalisation",
 				Breaks: []result.Break{{
 					Name: "drop-expected", Corruption: "removes the APIService from the expected inventory",
-					Failed: true, Detail: "1 object not expected: APIService/v1beta1.metrics.k8s.io",
+					Outcome: result.Proved, Failed: true, Detail: "1 object not expected: APIService/v1beta1.metrics.k8s.io",
 				}},
 			},
 			{ID: "strict", Title: "Strict profile", Verdict: result.NotRun, Reason: noLive},

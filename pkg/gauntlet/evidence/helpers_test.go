@@ -24,7 +24,7 @@ func smallRun() *result.Run {
 		Stages: []result.Stage{
 			{ID: "cold_deploy", Title: "Cold deploy", Headline: true, Verdict: result.Pass,
 				Duration: 850 * time.Millisecond, Detail: "1 added",
-				Breaks: []result.Break{{Name: "delete", Corruption: "deletes the ConfigMap", Failed: true, Detail: "0 of 1 found"}}},
+				Breaks: []result.Break{{Name: "delete", Corruption: "deletes the ConfigMap", Outcome: result.Proved, Failed: true, Detail: "0 of 1 found"}}},
 			{ID: "migrate", Title: "Migrate", Headline: true, Verdict: result.Pass,
 				Duration: 3 * time.Second, Detail: "1 of 1 taken over"},
 		},

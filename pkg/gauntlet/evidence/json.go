@@ -20,6 +20,9 @@ type Document struct {
 	Schema string `json:"schema"`
 	// Clear is Clear(run), the same verdict the markdown page states.
 	Clear bool `json:"clear"`
+	// ChecksNotRun are the checks a clear run did not run (on this
+	// substrate), so no reader takes it for a full one.
+	ChecksNotRun []result.CheckNotRun `json:"checks_not_run,omitempty"`
 	*result.Run
 }
 
@@ -34,7 +37,7 @@ func JSON(w io.Writer, r *result.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Document{Schema: Schema, Clear: Clear(r), Run: r}); err != nil {
+	if err := enc.Encode(Document{Schema: Schema, Clear: Clear(r), ChecksNotRun: r.Assess().ChecksNotRun, Run: r}); err != nil {
 		return fmt.Errorf("evidence: json %s: %w", r.Estate.Name, err)
 	}
 	return nil

@@ -176,7 +176,11 @@ func breakCase(class, stageID string, br result.Break) junitCase {
 		c.SystemOut = text
 		return c
 	}
-	c.Failure = &junitFailure{Message: "assertion not load-bearing", Type: "break_not_failed", Text: text}
+	msg := "BREAK " + string(br.Outcome)
+	if br.EngineFinding {
+		msg = "engine finding: the subject missed a corruption stock notices"
+	}
+	c.Failure = &junitFailure{Message: msg, Type: "break_not_failed", Text: text}
 	return c
 }
 

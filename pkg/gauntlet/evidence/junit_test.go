@@ -89,7 +89,7 @@ func TestJUnit(t *testing.T) {
 		r := smallRun()
 		r.Stages[0].Verdict = result.Fail
 		r.Stages[0].Detail = "first line of the failure\nsecond line"
-		r.Stages[0].Breaks[0].Failed = false
+		r.Stages[0].Breaks[0].Failed, r.Stages[0].Breaks[0].Outcome = false, result.Held
 		r.Stages[1].Checks = []result.Check{
 			{Name: "labels", Verdict: result.Pass},
 			{Name: "api", Verdict: result.NotRun, Detail: "no kubelet"},
@@ -125,7 +125,7 @@ func TestJUnit(t *testing.T) {
 			},
 			messages: map[string]string{
 				"cold_deploy":              "first line of the failure",
-				"cold_deploy/BREAK delete": "assertion not load-bearing",
+				"cold_deploy/BREAK delete": "BREAK held",
 				"migrate/api":              "no kubelet",
 				"greenfield":               "no live mode",
 				"odd":                      `unknown verdict "flaky"`,

@@ -52,11 +52,7 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 		prose(orDefault(r.Estate.Set, "not recorded")), prose(orDefault(r.Estate.Lane, "not recorded")))
 
 	a := assess(r)
-	if s := cancelledSentence(r); s != "" {
-		b.WriteString(prose(s))
-	} else {
-		b.WriteString(prose(a.verdictSentence()))
-	}
+	b.WriteString(prose(a.verdictSentence()))
 	if s := a.outsideSentence(); s != "" {
 		b.WriteString(" " + prose(s))
 	}
@@ -151,18 +147,12 @@ func stageDetail(s result.Stage) string {
 		parts = append(parts, "No detail recorded.")
 	}
 	for _, br := range s.Breaks {
-		parts = append(parts, breakSentence(br))
-	}
-	for _, c := range s.Checks {
-		switch c.Verdict {
-		case result.Pass:
-		case result.NotRun:
-			parts = append(parts, sentence("Not run here: "+c.Name+" - "+reasonText(c.Detail)))
-		case result.Fail:
-			parts = append(parts, sentence("Check failed: "+c.Name+" - "+orDefault(c.Detail, "no detail recorded")))
-		default:
-			parts = append(parts, sentence("Check "+c.Name+" "+verdictPhrase(c.Verdict)+" - "+orDefault(c.Detail, "no detail recorded")))
+		if br.Side != "oracle" {
+			parts = append(parts, breakSentence(br))
 		}
+	}
+	if line := checksLine(s.Checks); line != "" {
+		parts = append(parts, line)
 	}
 	if len(s.Requirements) > 0 {
 		parts = append(parts, "Requirements: "+strings.Join(s.Requirements, ", ")+".")
@@ -178,9 +168,39 @@ func stageDetail(s result.Stage) string {
 	return strings.Join(parts, " ")
 }
 
-// breakSentence says what a BREAK corrupted and that the assertion
-// correctly failed under it, or, in capitals and bold, that it did not:
-// such an assertion proves nothing.
+// checksLine lists every check with what proves it: the BREAKs that made
+// it fail, or why none can; a check that did not pass says so first.
+func checksLine(checks []result.Check) string {
+	if len(checks) == 0 {
+		return ""
+	}
+	items := make([]string, len(checks))
+	for i, c := range checks {
+		switch c.Verdict {
+		case result.Pass:
+			if len(c.ProvedBy) > 0 {
+				labels := make([]string, len(c.ProvedBy))
+				for j, b := range c.ProvedBy {
+					labels[j] = breakLabel(b)
+				}
+				items[i] = c.Name + " (proved by " + strings.Join(labels, ", ") + ")"
+			} else {
+				items[i] = c.Name + " (no BREAK: " + orDefault(c.NoBreak, "no reason recorded") + ")"
+			}
+		case result.NotRun:
+			items[i] = c.Name + " (NOT RUN here: " + reasonText(c.Detail) + ")"
+		case result.Unproven:
+			items[i] = "**" + c.Name + " (UNPROVEN: it passed, but no BREAK made it fail)**"
+		default:
+			items[i] = "**" + c.Name + " (" + strings.ToUpper(verdictWord(c.Verdict)) + ": " + orDefault(c.Detail, "no detail recorded") + ")**"
+		}
+	}
+	return "Checks: " + strings.Join(items, "; ") + "."
+}
+
+// breakSentence says what a BREAK corrupted and what became of it: proved
+// (the checks it covers failed naming the victim), or, in bold, held, off
+// target, could not run, or an engine finding.
 func breakSentence(br result.Break) string {
 	corruption := strings.TrimSpace(br.Corruption)
 	if corruption == "" {
@@ -189,16 +209,26 @@ func breakSentence(br result.Break) string {
 	detail := strings.TrimSpace(br.Detail)
 	label := breakLabel(br.Name)
 	if br.Failed {
-		s := label + " " + corruption + " and the assertion correctly failed"
+		s := label + " " + corruption + " and " + orDefault(strings.Join(br.Covers, ", "), "the assertion") + " correctly failed"
 		if detail != "" {
 			s += ": " + detail
 		}
 		return sentence(s)
 	}
-	s := "**NOT LOAD-BEARING: " + label + "** " + corruption +
-		" and the assertion still passed, so its pass proves nothing"
+	what := map[result.BreakOutcome]string{
+		result.Held:        "NOT LOAD-BEARING",
+		result.OffTarget:   "FAILED OFF TARGET",
+		result.CouldNotRun: "COULD NOT RUN",
+	}[br.Outcome]
+	if br.EngineFinding {
+		what = "ENGINE FINDING"
+	}
+	if what == "" {
+		what = "NOT LOAD-BEARING"
+	}
+	s := "**" + what + ": " + label + "** " + corruption
 	if detail != "" {
-		s += "; it said: " + detail
+		s += "; " + detail
 	}
 	return sentence(s)
 }

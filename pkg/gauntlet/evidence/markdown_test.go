@@ -89,35 +89,36 @@ func TestMarkdownVerdicts(t *testing.T) {
 			name: "break that did not fail is not load-bearing",
 			run: withStage(0, func(s *result.Stage) {
 				s.Verdict = result.Fail
-				s.Breaks[0].Failed = false
+				s.Breaks[0].Failed, s.Breaks[0].Outcome = false, result.Held
 				s.Breaks[0].Detail = "1 of 1 found"
 			}),
 			want: []string{
-				"**NOT LOAD-BEARING: BREAK delete** deletes the ConfigMap and the assertion still passed, so its pass proves nothing; it said: 1 of 1 found.",
+				"**NOT LOAD-BEARING: BREAK delete** deletes the ConfigMap; 1 of 1 found.",
 				"Not clear: one of 2 headline stages fails: Cold deploy.",
 			},
 			wantNever: []string{"correctly failed"},
 		},
 		{
 			name: "a pass contradicted by its break is not clear",
-			run:  withStage(0, func(s *result.Stage) { s.Breaks[0].Failed = false }),
+			run:  withStage(0, func(s *result.Stage) { s.Breaks[0].Failed, s.Breaks[0].Outcome = false, result.Held }),
 			want: []string{
 				"| Cold deploy | pass |",
 				"NOT LOAD-BEARING",
-				"Not clear: one is marked pass without proof: Cold deploy (BREAK delete left its assertion passing).",
+				"Not clear: one is marked pass without proof: Cold deploy (BREAK delete held).",
 			},
 		},
 		{
 			name: "checks that did not pass are visible",
 			run: withStage(1, func(s *result.Stage) {
 				s.Checks = []result.Check{
-					{Name: "labels", Verdict: result.Pass, Detail: "hidden"},
+					{Name: "labels", Verdict: result.Pass, Detail: "hidden", ProvedBy: []string{"delete"}},
 					{Name: "aggregated API", Verdict: result.NotRun, Detail: "no kubelet on the local substrate"},
 				}
 			}),
 			clear: true,
 			want: []string{
-				"| Migrate | pass | 3s | 1 of 1 taken over. Not run here: aggregated API - no kubelet on the local substrate. |\n",
+				"| Migrate | pass | 3s | 1 of 1 taken over. Checks: labels (proved by BREAK delete); aggregated API (NOT RUN here: no kubelet on the local substrate). |\n",
+				"Clear - one check not run on the local substrate: migrate: aggregated API.",
 			},
 			wantNever: []string{"hidden"},
 		},
@@ -212,7 +213,7 @@ func TestMarkdownEscaping(t *testing.T) {
 	r := withStage(0, func(s *result.Stage) {
 		s.Title = "Cold | deploy"
 		s.Detail = "a|b\nc\r\nd\re \\| f <none>"
-		s.Breaks = []result.Break{{Name: "x|y", Corruption: "sets a=b|c", Failed: true, Detail: "line 1\nline 2"}}
+		s.Breaks = []result.Break{{Name: "x|y", Corruption: "sets a=b|c", Outcome: result.Proved, Failed: true, Detail: "line 1\nline 2"}}
 	})
 	var b bytes.Buffer
 	if err := evidence.Markdown(&b, r); err != nil {

@@ -24,6 +24,8 @@ type Assessment struct {
 	ChecksNotRun []CheckNotRun
 	// Cancelled is the run's cancellation, if any.
 	Cancelled *Cancellation
+	// Sabotaged is set for a run whose BREAKs skipped their corruptions.
+	Sabotaged bool
 }
 
 // UnprovenStage is a passing stage with the reasons it cannot be backed.
@@ -41,7 +43,7 @@ type CheckNotRun struct {
 
 // Assess sorts the run.
 func (r *Run) Assess() Assessment {
-	a := Assessment{Cancelled: r.Cancelled}
+	a := Assessment{Cancelled: r.Cancelled, Sabotaged: r.Sabotaged}
 	for _, s := range r.Stages {
 		if !s.Headline {
 			if s.Verdict != Pass && s.Verdict != NotRun {
@@ -74,7 +76,7 @@ func (r *Run) Assess() Assessment {
 // Checks not run on the substrate do not cost the clear, but ChecksNotRun
 // carries them so no reader takes such a run for a full one.
 func (a Assessment) Clear() bool {
-	return a.Cancelled == nil && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Unproven) == 0
+	return a.Cancelled == nil && !a.Sabotaged && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Unproven) == 0
 }
 
 // Clear reports whether the run is clear (see Assessment.Clear).
@@ -96,13 +98,21 @@ func (r *Run) Failed() []Stage {
 func Contradictions(s Stage) []string {
 	var why []string
 	for _, b := range s.Breaks {
-		if b.Outcome != Proved && !b.EngineFinding && b.Side != "oracle" {
-			why = append(why, fmt.Sprintf("BREAK %s %s", b.Name, b.Outcome))
+		switch {
+		case b.Side == "oracle":
+		case b.EngineFinding:
+			why = append(why, "BREAK "+b.Name+" is an engine finding")
+		case b.Outcome != Proved:
+			why = append(why, fmt.Sprintf("BREAK %s %s", b.Name, orUnknown(string(b.Outcome))))
 		}
 	}
 	for _, c := range s.Checks {
 		switch c.Verdict {
-		case Pass, NotRun:
+		case Pass:
+			if len(c.ProvedBy) == 0 && c.NoBreak == "" {
+				why = append(why, "check "+c.Name+" has no proof")
+			}
+		case NotRun:
 		case Unproven:
 			why = append(why, "check "+c.Name+" is unproven")
 		default:
@@ -110,4 +120,11 @@ func Contradictions(s Stage) []string {
 		}
 	}
 	return why
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "has no outcome"
+	}
+	return s
 }

@@ -36,6 +36,9 @@ type Run struct {
 	// Cancelled is set when the run was stopped before its end; its
 	// remaining stages are not_run "cancelled" and it is never recorded.
 	Cancelled *Cancellation `json:"cancelled,omitempty"`
+	// Sabotaged marks a run whose BREAKs skipped their corruptions (a test
+	// of the BREAKs): never clear, never recorded.
+	Sabotaged bool `json:"sabotaged,omitempty"`
 }
 
 // Cancellation says where and how a run was stopped.
@@ -68,6 +71,9 @@ type Engine struct {
 	Version string `json:"version"`
 	Display string `json:"display"`
 	Path    string `json:"path"`
+	// SHA256 is the sha256 of the binary that ran: with Pinned, the
+	// engine's identity in a conformance proof.
+	SHA256 string `json:"sha256,omitempty"`
 	// Pinned is the version the current pins say; empty when the engine
 	// was given by path and has no pin.
 	Pinned string `json:"pinned,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
@@ -46,77 +47,110 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return err
 	}
 	r.Objects = objs["subject"]
-	addrs := func(os []Object) []string {
-		var a []string
-		for _, o := range os {
-			a = append(a, o.Address)
-		}
-		return a
-	}
-	var mismatch error
-	if !slices.Equal(addrs(objs["subject"]), addrs(objs["oracle"])) {
-		mismatch = fmt.Errorf("subject state holds %v, oracle state %v", addrs(objs["subject"]), addrs(objs["oracle"]))
-	}
-	rec.Check("same state on both clusters", mismatch, fmt.Sprintf("%d instances in each terraform.tfstate", len(r.Objects)))
 	if len(r.Objects) == 0 {
-		rec.Check("objects created", fmt.Errorf("the state holds no kubernetes object"), "")
+		return fmt.Errorf("the stock state holds no kubernetes object")
+	}
+	const (
+		sameState = "same state on both clusters"
+		live      = "every state object is live"
+		sameObjs  = "both clusters hold the same objects"
+	)
+	rec.Check(sameState, sameAddresses(objs["subject"], objs["oracle"]), fmt.Sprintf("%d instances in each terraform.tfstate", len(r.Objects)))
+	present := func(ctx context.Context, sd *Side) error {
+		miss, err := sd.Missing(ctx, r.Objects)
+		if err != nil {
+			return err
+		}
+		if len(miss) > 0 {
+			return fmt.Errorf("%d of %d state objects are not on the %s cluster: %s", len(miss), len(r.Objects), sd.Name, miss[0].Ref)
+		}
 		return nil
 	}
-	present := func(ctx context.Context) error {
-		return r.both(ctx, func(ctx context.Context, sd *Side) error {
-			miss, err := sd.Missing(ctx, r.Objects)
-			if err != nil {
-				return err
-			}
-			if len(miss) > 0 {
-				return fmt.Errorf("%d of %d state objects are not on the cluster: %s", len(miss), len(r.Objects), miss[0].Ref)
-			}
-			return nil
-		})
-	}
-	if !rec.Check("every state object is live", present(ctx), "read back by kind, namespace and name on both clusters") {
+	if !rec.Check(live, r.both(ctx, present), "read back by kind, namespace and name on both clusters") {
 		return nil
 	}
 	if err := r.captureColdOracle(ctx); err != nil {
 		return err
 	}
-	same, err := sameObjects(ctx, r)
+	same := func(ctx context.Context, sd *Side) (error, error) {
+		got, err := readObjects(ctx, sd, r.Objects)
+		if err != nil {
+			return nil, err
+		}
+		if rep := inventory.Compare(*r.coldInventory(), got); !rep.Equal() {
+			return fmt.Errorf("%s", rep), nil
+		}
+		return nil, nil
+	}
+	sameErr, err := same(ctx, r.Subject)
 	if err != nil {
 		return err
 	}
-	rec.Check("both clusters hold the same objects", same, "compared object by object, labels and annotations included, server-set fields and defaults aside")
-	r.availability(ctx, rec, "after the cold deploy")
+	rec.Check(sameObjs, sameErr, "compared object by object, labels and annotations included, server-set fields and defaults aside")
 	rec.Say("%d objects (%s) applied by stock %s from %s plus %s, on %s",
 		len(r.Objects), describe(r.Objects), r.Subject.Stock.Engine.Profile, r.sourceLine(), r.deltaLine(), r.Subject.Cluster.Substrate())
-	rec.Say("a terraform.tfstate with %d instances on each side, and the two clusters' objects identical object by object; %s read beforehand as the teardown's baseline; the identical root cold-deployed on the oracle cluster as every later stage's reference",
-		len(r.Objects), r.baselineLine())
+	rec.Claim([]string{sameState, live, sameObjs}, "a terraform.tfstate with %d instances on each side, every one live, and the two clusters' objects identical object by object",
+		len(r.Objects))
+	rec.Say("%s read beforehand as the teardown's baseline; the identical root cold-deployed on the oracle cluster as every later stage's reference", r.baselineLine())
 
 	victim := r.Objects[len(r.Objects)-1]
-	return rec.Break("delete", fmt.Sprintf("deletes %s out of band", victim.Ref), func() (error, error) {
-		if err := r.Subject.Delete(ctx, victim.Ref); err != nil {
+	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + victim.Address + " from one side's state with the CLI's state rm",
+		Victim: victim.Address, Covers: []string{sameState}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		restore, err := backupState(sd)
+		if err != nil {
 			return nil, err
 		}
-		assertErr := present(ctx)
-		// Put the world back: stock re-applies the root.
-		a, err := r.Subject.Stock.Apply(ctx, engine.ApplyOptions{})
-		if err == nil && a.Added != 1 {
-			err = fmt.Errorf("repairing apply added %d, want 1", a.Added)
+		if err := corrupt(ctx, func() error { _, err := sd.Stock.StateRm(ctx, victim.Address); return err }); err != nil {
+			return undoing(nil, err, restore)
 		}
-		return assertErr, err
+		st, err := sd.Stock.State(ctx)
+		if err != nil {
+			return undoing(nil, err, restore)
+		}
+		o, err := objectsFromState(st)
+		m := one(sameState, sameAddresses(o, objs[otherSide(sd)]))
+		return undoing(m, err, restore)
 	})
+	r.breakBoth(ctx, rec, Breaking{Name: "delete", Corruption: "deletes " + victim.Ref.String() + " out of band",
+		Victim: victim.Ref.String(), Covers: []string{live}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.deleted(ctx, victim.Ref, func() (Measured, error) { return one(live, present(ctx, sd)), nil })
+	})
+	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.Ref.String() + " out of band",
+		Victim: victim.Ref.String(), Covers: []string{sameObjs}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.labelled(ctx, victim.Ref, func() (Measured, error) {
+			e, err := same(ctx, sd)
+			return one(sameObjs, e), err
+		})
+	})
+	r.availability(ctx, rec, "after the cold deploy")
+	return nil
 }
 
-// sameObjects compares the subject cluster's objects with the oracle's,
-// object by object: the same root applied by the same CLI must leave the
-// same world on both, or no later comparison means anything.
-func sameObjects(ctx context.Context, r *Run) (error, error) {
-	got, err := readObjects(ctx, r.Subject, r.Objects)
-	if err != nil {
-		return nil, err
+// sameAddresses compares two states' address lists, naming every address
+// on one side only.
+func sameAddresses(subject, oracle []Object) error {
+	in := func(objs []Object) map[string]bool {
+		m := map[string]bool{}
+		for _, o := range objs {
+			m[o.Address] = true
+		}
+		return m
 	}
-	rep := inventory.Compare(*r.coldInventory(), got)
-	if !rep.Equal() {
-		return fmt.Errorf("%s", rep), nil
+	s, o := in(subject), in(oracle)
+	var diffs []string
+	for a := range s {
+		if !o[a] {
+			diffs = append(diffs, a+" only in the subject's state")
+		}
 	}
-	return nil, nil
+	for a := range o {
+		if !s[a] {
+			diffs = append(diffs, a+" only in the oracle's state")
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		return fmt.Errorf("the two states differ: %s", strings.Join(diffs, "; "))
+	}
+	return nil
 }

@@ -2,12 +2,16 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func day2Crash() Stage {
@@ -30,7 +34,7 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	exits := map[string]int{}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		code, err := interruptedApply(ctx, sd, first)
+		code, err := interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "secrets", Namespace: first.Ref.Namespace, Name: first.Ref.Name}, first.Ref)
 		r.mu.Lock()
 		exits[sd.Name] = code
 		r.mu.Unlock()
@@ -38,77 +42,104 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}); err != nil {
 		return err
 	}
+	const (
+		position  = "first exists, second does not, state holds the first"
+		remainder = "next plan proposes exactly the remainder"
+		same      = "same as the oracle"
+		recovery  = "the recovery apply creates exactly the remainder"
+		next      = "next plan empty"
+	)
 	world := func(ctx context.Context, sd *Side) error {
 		if code := exits[sd.Name]; code == 0 {
-			return fmt.Errorf("the interrupted apply exited 0")
+			return fmt.Errorf("the interrupted apply exited 0 on %s", sd.Name)
 		}
 		if u, err := sd.Get(ctx, first.Ref); err != nil || u == nil {
-			return fmt.Errorf("%s does not exist after the interrupt (%v)", first.Ref, err)
+			return fmt.Errorf("%s does not exist after the interrupt on %s (%v)", first.Ref, sd.Name, err)
 		}
 		if u, err := sd.Get(ctx, second.Ref); err != nil || u != nil {
-			return fmt.Errorf("%s exists: the walker went past the interrupt (%v)", second.Ref, err)
+			return fmt.Errorf("%s exists on %s: the walker went past the interrupt (%v)", second.Ref, sd.Name, err)
 		}
 		l, err := sd.Engine.StateList(ctx)
 		if err != nil {
 			return err
 		}
 		if !slices.Contains(l, first.Address) || slices.Contains(l, second.Address) {
-			return fmt.Errorf("state lists %v, want %s and not %s", l, first.Address, second.Address)
+			return fmt.Errorf("state on %s lists %v, want %s and not %s", sd.Name, l, first.Address, second.Address)
 		}
 		return nil
 	}
-	if !rec.Check("first exists, second does not, state holds the first", r.both(ctx, world), "on both clusters") {
-		return nil
-	}
-	remainder := map[string]string{second.Address: "create"}
+	rec.Check(position, r.both(ctx, world), "on both clusters")
+	r.breakBoth(ctx, rec, Breaking{Name: "second_exists", Corruption: "creates " + second.Ref.String() + " out of band",
+		Victim: second.Ref.String(), Covers: []string{position}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": second.Ref.Name, "namespace": second.Ref.Namespace}}}
+		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, second.Ref, u) }); err != nil {
+			return nil, err
+		}
+		return undoing(one(position, world(ctx, sd)), nil, func() error { return sd.Delete(ctx, second.Ref) })
+	})
+	want := map[string]string{second.Address: "create"}
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {
 		return err
 	}
-	if !rec.Check("next plan proposes exactly the remainder", exactly(subj, remainder), subj.Counts.String()) {
-		return nil
-	}
-	rec.Check("same as the oracle", sameShape(subj, orc), "stock's plan from the same position")
-	if err := rec.Break("unbound", "removes "+first.Address+" from the state, so the first object is no longer bound", func() (error, error) {
-		p, err := r.planUnbound(ctx, first.Address)
-		if err != nil {
-			return nil, err
-		}
-		return exactly(p, remainder), nil
-	}); err != nil {
-		return err
-	}
-	a, _, err := r.applyBoth(ctx, engine.ApplyOptions{})
+	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
+	rec.Check(remainder, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, sameShape(subj, orc), "stock's plan from the same position")
+	r.breakBoth(ctx, rec, Breaking{Name: "unbound", Corruption: "removes " + first.Address + " from the state, so the first object is no longer bound",
+		Victim: first.Address, Covers: []string{remainder, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.unbound(ctx, first.Address, func() (Measured, error) {
+			p, err := sd.plan(ctx, planDefaults())
+			if err != nil {
+				return nil, err
+			}
+			return Measured{remainder: exactly(p, want), same: sameShape(p, plans[otherSide(sd)])}, nil
+		})
+	})
+	a, o, err := r.applyBoth(ctx, engine.ApplyOptions{})
 	if err != nil {
 		return err
 	}
-	rec.Check("the recovery apply adds exactly one", func() error {
-		if a.Added != 1 || a.Changed != 0 || a.Destroyed != 0 {
-			return fmt.Errorf("applied %s", a)
+	createdRemainder := func(a engine.Applied) error {
+		acted := a.Acted()
+		if a.Added != 1 || a.Changed != 0 || a.Destroyed != 0 || len(acted) != 1 || acted[0] != second.Address+": creation" {
+			return fmt.Errorf("applied %s, want exactly %s created: %s", a, second.Address, strings.Join(acted, "; "))
 		}
 		return nil
-	}(), a.String())
-	err = r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.planEmpty(ctx) })
-	rec.Check("next plan empty", err, "")
+	}
+	rec.Check(recovery, errors.Join(createdRemainder(a), createdRemainder(o)), a.String())
+	r.breakBoth(ctx, rec, Breaking{Name: "delete_both", Corruption: "deletes both " + first.Ref.String() + " and " + second.Ref.String() + " out of band, then applies",
+		Victim: first.Address, Covers: []string{recovery}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := corrupt(ctx, func() error { return errors.Join(sd.Delete(ctx, first.Ref), sd.Delete(ctx, second.Ref)) }); err != nil {
+			return nil, err
+		}
+		// The apply measures and recreates both.
+		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
+		return one(recovery, createdRemainder(a)), err
+	})
 	r.Objects = append(r.Objects, first, second)
-	rec.Say("a Secret/ConfigMap pair added in %s beside the estate, the ConfigMap reading the Secret's name: the apply creating both at -parallelism=1 was interrupted by a real SIGTERM (exit %d), which the wire proxy delivered the instant %s's create response had been sent; %s exists and %s does not, the state holds the first only; the next plan proposed exactly the remainder (%s), matching stock's plan from the same position on the oracle cluster (exit %d there); the recovery apply added exactly one (%s) and the plan after it is empty",
-		r.Spec.Namespace, exits["subject"], first.Ref.Name, first.Ref.Name, second.Ref.Name, subj.Counts, exits["oracle"], a)
-	return nil
+	r.checkPlanEmpty(ctx, rec, next, second)
+	rec.Say("a Secret/ConfigMap pair added in %s beside the estate, the ConfigMap reading the Secret's name: the apply creating both at -parallelism=1 was interrupted by a real SIGTERM (exit %d), which the wire proxy delivered the instant %s's create response had been sent",
+		r.Spec.Namespace, exits["subject"], first.Ref.Name)
+	rec.Claim([]string{position, remainder, same}, "%s exists and %s does not, the state holds the first only; the next plan proposed exactly the remainder (%s), matching stock's plan from the same position on the oracle cluster (exit %d there)",
+		first.Ref.Name, second.Ref.Name, subj.Counts, exits["oracle"])
+	rec.Claim([]string{recovery, next}, "the recovery apply created exactly %s (%s) and the plan after it is empty", second.Address, a)
+	return s.renameWindow(ctx, r, rec)
 }
 
 // interruptedApply applies with a wire trigger that SIGTERMs the engine
-// right after first's create response and holds the engine's traffic
-// until it has taken the interrupt. It returns the engine's exit code.
-func interruptedApply(ctx context.Context, sd *Side, first Object) (int, error) {
+// right after the matched request's response and holds the engine's
+// traffic until it has taken the interrupt. It returns the exit code.
+func interruptedApply(ctx context.Context, sd *Side, m wire.Match, obj estate.Object) (int, error) {
 	intr := engine.NewInterrupter()
 	var ackErr error
-	cancel := sd.Proxy.After(wire.Match{Verb: "create", Resource: "secrets", Namespace: first.Ref.Namespace, Name: first.Ref.Name}, func(wire.Request) {
+	cancel := sd.Proxy.After(m, func(wire.Request) {
 		ackErr = intr.Interrupt(30 * time.Second)
 	})
 	defer cancel()
 	_, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Parallelism: 1}, intr.RunOptions()...)
 	if !intr.Sent() {
-		return engine.ExitCode(err), fmt.Errorf("the trigger on %s's create never fired (apply: %v)", first.Ref, err)
+		return engine.ExitCode(err), fmt.Errorf("the trigger on %s's create never fired (apply: %v)", obj, err)
 	}
 	if ackErr != nil {
 		return engine.ExitCode(err), ackErr

@@ -2,7 +2,11 @@ package stage
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
@@ -16,8 +20,8 @@ func driftReconverge() Stage {
 type driftStage struct{ info }
 
 // Run tampers one object out of band on both clusters: each plan must
-// propose exactly that object, the same shape on both; one apply
-// reconverges and the field reads back.
+// propose exactly that object, the same shape on both; one apply changes
+// exactly that object, the field reads back and the next plan is empty.
 func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	d := r.Spec.Drift
 	if d == nil {
@@ -27,60 +31,184 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Patch(ctx, d.Object, d.Patch) }); err != nil {
+	tamper := func(ctx context.Context, sd *Side) error { return sd.Patch(ctx, d.Object, d.Patch) }
+	untamper := func(ctx context.Context, sd *Side) error {
+		return sd.Patch(ctx, d.Object, restoreField(d.Patch, d.Want))
+	}
+	if err := r.both(ctx, tamper); err != nil {
 		return err
 	}
-	live.drifted(ctx, r, rec)
+	live.drifted(ctx, r, rec, untamper, tamper)
+	const (
+		exact    = "plan proposes exactly the tampered object"
+		same     = "same as the oracle"
+		applied  = "the apply changed exactly the tampered object"
+		readback = "the tampered field reads back"
+		next     = "next plan empty"
+	)
 	want := map[string]string{d.Address: "update"}
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {
 		return err
 	}
-	if !rec.Check("plan proposes exactly the tampered object", exactly(subj, want), subj.Counts.String()) {
-		return nil
-	}
-	rec.Check("same as the oracle", sameShape(subj, orc), "stock proposes the same for the same tamper")
-	rec.Say("%s tampered with a JSON patch (%s); %s proposed exactly %s (%s), matching stock's plan on the oracle cluster for the same tamper",
+	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
+	rec.Check(exact, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, sameShape(subj, orc), "stock proposes the same for the same tamper")
+	rec.Claim([]string{exact, same}, "%s tampered with a JSON patch (%s); %s proposed exactly %s (%s), matching stock's plan on the oracle cluster for the same tamper",
 		d.Object, d.Field, r.Subject.Engine.Engine.Profile.Name, d.Address, subj.Counts)
-
-	if err := rec.Break("second_object", "tampers "+d.Break.Object.String()+" too", func() (error, error) {
-		if err := r.Subject.Patch(ctx, d.Break.Object, d.Break.Patch); err != nil {
-			return nil, err
-		}
-		p, err := r.Subject.plan(ctx, planDefaults())
+	second := d.Break.Object
+	secondUndo := reverseReplace(ctx, r, second, d.Break.Patch)
+	r.breakBoth(ctx, rec, Breaking{Name: "second_object", Corruption: "tampers " + second.String() + " too",
+		Victim: secondAddress(r, second), Covers: []string{exact, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		undo, err := secondUndo(ctx, sd)
 		if err != nil {
 			return nil, err
 		}
-		return exactly(p, want), nil
-	}); err != nil {
-		return err
-	}
+		if err := corrupt(ctx, func() error { return sd.Patch(ctx, second, d.Break.Patch) }); err != nil {
+			return nil, err
+		}
+		p, err := sd.plan(ctx, planDefaults())
+		var m Measured
+		if err == nil {
+			m = Measured{exact: exactly(p, want), same: sameShape(p, plans[otherSide(sd)])}
+		}
+		return undoing(m, err, func() error { return sd.Patch(ctx, second, undo) })
+	})
 
-	a, _, err := r.applyBoth(ctx, engine.ApplyOptions{})
+	// The world holds the stage's own tamper alone: reconverge it.
+	a, o, err := r.applyBoth(ctx, engine.ApplyOptions{})
 	if err != nil {
 		return err
 	}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+	changedOne := func(a engine.Applied, also ...string) error {
+		acted := a.Acted()
+		if a.Changed != 1 || a.Added != 0 || a.Destroyed != 0 || len(acted) != 1 || acted[0] != d.Address+": modifications" {
+			return fmt.Errorf("applied %s, want exactly %s changed: %s", a, d.Address, strings.Join(acted, "; "))
+		}
+		return nil
+	}
+	rec.Check(applied, errors.Join(changedOne(a), changedOne(o)), a.String())
+	readBack := func(ctx context.Context, sd *Side) error {
 		u, err := sd.Get(ctx, d.Object)
 		if err != nil || u == nil {
-			return fmt.Errorf("read %s back: %v", d.Object, err)
+			return fmt.Errorf("read %s back: %v", d.Object, cmpErr(err, "not found"))
 		}
 		got, err := field(u, d.Field)
 		if err != nil {
 			return err
 		}
 		if got != d.Want {
-			return fmt.Errorf("%s reads %q after the apply, want %q", d.Field, got, d.Want)
+			return fmt.Errorf("%s of %s reads %q after the apply on %s, want %q", d.Field, d.Object, got, sd.Name, d.Want)
 		}
-		return sd.planEmpty(ctx)
-	}); err != nil {
-		rec.Check("reconverged", err, "")
 		return nil
 	}
-	rec.Check("reconverged", nil, d.Field+" = "+d.Want)
-	rec.Say("apply (%s, the BREAK's second tamper included) reconverged: %s reads %s again and the next plan is empty on both sides", a, d.Field, d.Want)
+	rec.Check(readback, r.both(ctx, readBack), d.Field+" = "+d.Want)
+	r.breakBoth(ctx, rec, Breaking{Name: "retamper", Corruption: "applies the tamper to " + d.Object.String() + " again after the apply",
+		Victim: d.Field, Covers: []string{readback}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := corrupt(ctx, func() error { return tamper(ctx, sd) }); err != nil {
+			return nil, err
+		}
+		m := one(readback, readBack(ctx, sd))
+		return undoing(m, nil, func() error { return untamper(ctx, sd) })
+	})
+	r.breakBoth(ctx, rec, Breaking{Name: "two_tampers_applied", Corruption: "tampers " + d.Object.String() + " and " + second.String() + ", then applies",
+		Victim: secondAddress(r, second), Covers: []string{applied}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := tamper(ctx, sd); err != nil {
+			return nil, err
+		}
+		if err := corrupt(ctx, func() error { return sd.Patch(ctx, second, d.Break.Patch) }); err != nil {
+			return nil, err
+		}
+		// The apply measures and reconverges both objects.
+		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return one(applied, changedOne(a)), readBack(ctx, sd)
+	})
+	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	rec.Claim([]string{applied, readback, next}, "the apply changed exactly %s (%s, stock %s), %s reads %s again and the next plan is empty on both sides", d.Address, a, o, d.Field, d.Want)
 	live.reconverged(ctx, r, rec)
 	return nil
+}
+
+// secondAddress is the address of the estate's object o, for a BREAK that
+// tampers it: the plan names it by address.
+func secondAddress(r *Run, o estate.Object) string {
+	for _, obj := range r.Objects {
+		if sameObject(obj.Ref, o) {
+			return obj.Address
+		}
+	}
+	return o.String()
+}
+
+// restoreField turns the tamper's JSON patch into the patch that sets each
+// replaced path back to want.
+func restoreField(patch, want string) string {
+	var ops []map[string]any
+	if err := json.Unmarshal([]byte(patch), &ops); err != nil {
+		return "[]"
+	}
+	var out []map[string]any
+	for _, op := range ops {
+		if op["op"] == "replace" {
+			out = append(out, map[string]any{"op": "replace", "path": op["path"], "value": want})
+		}
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// reverseReplace reads, on a side, the values a JSON patch's replace
+// operations will overwrite and returns the patch that puts them back.
+func reverseReplace(_ context.Context, r *Run, o estate.Object, patch string) func(context.Context, *Side) (string, error) {
+	return func(ctx context.Context, sd *Side) (string, error) {
+		var ops []map[string]any
+		if err := json.Unmarshal([]byte(patch), &ops); err != nil {
+			return "", fmt.Errorf("BREAK patch: %w", err)
+		}
+		u, err := sd.Get(ctx, o)
+		if err != nil || u == nil {
+			return "", fmt.Errorf("read %s: %v", o, cmpErr(err, "not found"))
+		}
+		var out []map[string]any
+		for _, op := range ops {
+			path, _ := op["path"].(string)
+			v, ok := pointer(u.Object, path)
+			if op["op"] != "replace" || !ok {
+				return "", fmt.Errorf("BREAK patch of %s: only replace operations on existing paths can be undone (%v)", o, op)
+			}
+			out = append(out, map[string]any{"op": "replace", "path": path, "value": v})
+		}
+		b, err := json.Marshal(out)
+		return string(b), err
+	}
+}
+
+// pointer resolves a JSON pointer in an object.
+func pointer(obj map[string]any, ptr string) (any, bool) {
+	var cur any = obj
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // driftLive is what the drift does to the live world where containers run:
@@ -101,7 +229,6 @@ func (r *Run) servedBy(ctx context.Context, rec *Recorder, obj estate.Object) (*
 	for _, api := range r.apiServices() {
 		if !r.Substrate.ContainersRun {
 			rec.NotRun("APIService "+api.Ref.Name+" goes Available=False while drifted", noContainers)
-			rec.NotRun("APIService "+api.Ref.Name+" Available=True again after the reconverging apply", noContainers)
 			continue
 		}
 		b, err := r.backend(ctx, r.Subject, api.Ref)
@@ -125,39 +252,52 @@ func sameObject(a, b estate.Object) bool {
 
 // drifted checks, with the tamper live on both clusters, that each
 // APIService the tampered object serves leaves Available=True. Its BREAK
-// is the same assertion before the tamper; and the observation is the
-// BREAK of the later "Available again" check.
-func (l *driftLive) drifted(ctx context.Context, r *Run, rec *Recorder) {
+// takes the tamper back on the subject: with the backend whole again the
+// check must fail; the tamper is then made again.
+func (l *driftLive) drifted(ctx context.Context, r *Run, rec *Recorder, untamper, tamper func(context.Context, *Side) error) {
 	for _, api := range l.apis {
 		name := api.Ref.Name
+		check := "APIService " + name + " goes Available=False while drifted"
 		states, err := bothAvailable(ctx, r, api.Ref, false)
-		if !rec.Check("APIService "+name+" goes Available=False while drifted", err, states) {
-			continue
-		}
-		rec.Say("with the drift live, APIService %s served by %s left Available=True: %s", name, l.object, states)
-		before, state := l.before[name], l.state[name]
-		rec.Break("undrifted", "asserts Available=False on "+name+" as it was just before the tamper", func() (error, error) {
-			if before == nil {
-				return fmt.Errorf("Available=%s before the tamper: the drift is what takes it down", state), nil
+		rec.Check(check, err, states)
+		rec.Claim([]string{check}, "with the drift live, APIService %s served by %s left Available=True: %s", name, l.object, states)
+		r.breakSubject(ctx, rec, Breaking{Name: "undrifted", Corruption: "takes the tamper back on " + l.object.String() + " while the check expects the drift",
+			Victim: name, Covers: []string{check}}, func(ctx context.Context, sd *Side) (Measured, error) {
+			if sabotaged(ctx) {
+				// Nothing taken back: measure the drifted world as it is.
+				_, err := apiServiceState(ctx, sd, api.Ref)
+				if err != nil {
+					err = nil
+				} else {
+					err = fmt.Errorf("APIService %s is Available", name)
+				}
+				return one(check, err), nil
 			}
-			return nil, nil // unavailable already: the assertion could not tell the drift
-		})
-		rec.Break("drifted", "asserts Available=True on "+name+" while the drift is live", func() (error, error) {
-			_, err := apiServiceState(ctx, r.Subject, api.Ref)
-			return err, nil
+			if err := untamper(ctx, sd); err != nil {
+				return nil, err
+			}
+			if _, err := waitAvailable(ctx, sd, api.Ref, true, apiServiceWait); err != nil {
+				return nil, err
+			}
+			m := Measured{}
+			if st, err := apiServiceState(ctx, sd, api.Ref); err == nil {
+				m[check] = fmt.Errorf("APIService %s is %s on %s with the tamper taken back", name, st, sd.Name)
+			}
+			return undoing(m, nil, func() error {
+				if err := tamper(ctx, sd); err != nil {
+					return err
+				}
+				_, err := waitAvailable(ctx, sd, api.Ref, false, apiServiceWait)
+				return err
+			})
 		})
 	}
 }
 
-// reconverged checks that each APIService the drift took down is
-// Available=True again on both clusters after the engines' applies.
+// reconverged checks that each of the estate's APIServices is
+// Available=True again, and answers discovery, after the engines' applies.
 func (l *driftLive) reconverged(ctx context.Context, r *Run, rec *Recorder) {
-	for _, api := range l.apis {
-		states, err := bothAvailable(ctx, r, api.Ref, true)
-		if rec.Check("APIService "+api.Ref.Name+" Available=True again after the reconverging apply", err, states) {
-			rec.Say("after the reconverging applies APIService %s is Available=True again: %s", api.Ref.Name, states)
-		}
-	}
+	r.availability(ctx, rec, "again after the reconverging apply")
 }
 
 // bothAvailable waits on both clusters for the APIService's availability

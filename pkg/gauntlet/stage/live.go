@@ -3,6 +3,8 @@ package stage
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,13 +44,18 @@ func (s *Side) Get(ctx context.Context, o estate.Object) (*unstructured.Unstruct
 	return u, nil
 }
 
-// Patch applies a JSON patch out of band, as a person with kubectl would.
-func (s *Side) Patch(ctx context.Context, o estate.Object, jsonPatch string) error {
+// Patch applies a patch out of band, as a person with kubectl would: a JSON
+// patch ("[...]") or a JSON merge patch ("{...}").
+func (s *Side) Patch(ctx context.Context, o estate.Object, patch string) error {
 	ri, err := s.resource(o)
 	if err != nil {
 		return err
 	}
-	if _, err := ri.Patch(ctx, o.Name, types.JSONPatchType, []byte(jsonPatch), metav1.PatchOptions{}); err != nil {
+	pt := types.JSONPatchType
+	if strings.HasPrefix(strings.TrimSpace(patch), "{") {
+		pt = types.MergePatchType
+	}
+	if _, err := ri.Patch(ctx, o.Name, pt, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("patch %s on %s: %w", o, s.Name, err)
 	}
 	return nil
@@ -167,6 +174,39 @@ func (s *Side) Recreate(ctx context.Context, o estate.Object, from *unstructured
 	}
 	if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("recreate %s on %s: %w", o, s.Name, err)
+	}
+	return nil
+}
+
+// versions reads each object's uid and resourceVersion, keyed by object:
+// an apply that promises to touch nothing leaves both as they were.
+func versions(ctx context.Context, s *Side, objs []Object) (map[string]string, error) {
+	out := map[string]string{}
+	for _, o := range objs {
+		u, err := s.Get(ctx, o.Ref)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			out[o.Ref.String()] = "absent"
+			continue
+		}
+		out[o.Ref.String()] = "uid " + string(u.GetUID()) + " resourceVersion " + u.GetResourceVersion()
+	}
+	return out, nil
+}
+
+// sameVersions names every object whose uid or resourceVersion moved.
+func sameVersions(before, after map[string]string) error {
+	var diffs []string
+	for k, v := range before {
+		if after[k] != v {
+			diffs = append(diffs, fmt.Sprintf("%s: %s -> %s", k, v, after[k]))
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		return fmt.Errorf("%d object(s) changed: %s", len(diffs), strings.Join(diffs, "; "))
 	}
 	return nil
 }

@@ -2,9 +2,12 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 )
 
 func migrate() Stage {
@@ -34,30 +37,67 @@ func (s *migrateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		want = append(want, o.Address)
 	}
 	slices.Sort(want)
-	var accounted error
-	if got := kubernetesOnly(lists["subject"]); !slices.Equal(got, want) {
-		accounted = fmt.Errorf("%s lists %v, the stock state held %v", r.Subject.Engine.Engine.Profile.Name, got, want)
-	}
-	rec.Check("every stock address accounted for", accounted, fmt.Sprintf("%d of %d addresses listed by name", len(want), len(want)))
+	const (
+		accounted = "every stock address accounted for"
+		isEmpty   = "plan is empty"
+		same      = "same as the oracle"
+	)
+	accountFor := func(list []string) error { return missingFrom(kubernetesOnly(list), want) }
+	rec.Check(accounted, r.both(ctx, func(ctx context.Context, sd *Side) error { return accountFor(lists[sd.Name]) }),
+		fmt.Sprintf("%d of %d addresses listed by name on both sides", len(want), len(want)))
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {
 		return err
 	}
-	if !rec.Check("plan is empty", empty(subj), "the engine's first plan over the stock state proposes nothing") {
-		return nil
-	}
-	rec.Check("same as the oracle", sameShape(subj, orc), "the oracle's own plan is empty too")
-	rec.Say("%s took over %s's state on the subject cluster: %d of %d addresses accounted for by name (%s), and its first plan is empty (%s), as stock's is on the oracle cluster",
+	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
+	rec.Check(isEmpty, errors.Join(empty(subj), empty(orc)), "the engine's first plan over the stock state proposes nothing, nor does stock's")
+	rec.Check(same, sameShape(subj, orc), "the oracle's own plan is the same")
+	rec.Claim([]string{accounted, isEmpty, same}, "%s took over %s's state on the subject cluster: %d of %d addresses accounted for by name (%s), and its first plan is empty (%s), as stock's is on the oracle cluster",
 		r.Subject.Engine.Engine.Profile, r.Subject.Stock.Engine.Profile, len(want), len(want), strings.Join(want, ", "), subj.Counts)
 
 	victim := r.Objects[0].Address
-	return rec.Break("state_rm", "removes "+victim+" from the adopted state", func() (error, error) {
-		p, err := r.planUnbound(ctx, victim)
-		if err != nil {
-			return nil, err
-		}
-		return empty(p), nil
+	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + victim + " from the adopted state",
+		Victim: victim, Covers: []string{accounted, isEmpty, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.unbound(ctx, victim, func() (Measured, error) {
+			l, err := sd.Engine.StateList(ctx)
+			if err != nil {
+				return nil, err
+			}
+			p, err := sd.plan(ctx, planDefaults())
+			if err != nil {
+				return nil, err
+			}
+			return Measured{accounted: accountFor(l), isEmpty: empty(p), same: sameShape(p, plans[otherSide(sd)])}, nil
+		})
 	})
+	return nil
+}
+
+// otherSide names the side a comparison measures against.
+func otherSide(sd *Side) string {
+	if sd.Name == "subject" {
+		return "oracle"
+	}
+	return "subject"
+}
+
+// missingFrom names every wanted address the list lacks or adds.
+func missingFrom(got, want []string) error {
+	var diffs []string
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			diffs = append(diffs, w+" missing")
+		}
+	}
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			diffs = append(diffs, g+" unexpected")
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("state lists %d addresses, want %d: %s", len(got), len(want), strings.Join(diffs, "; "))
+	}
+	return nil
 }
 
 func kubernetesOnly(addrs []string) []string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 )
 
 func planApproval() Stage {
@@ -70,57 +71,91 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	subj, orc := outcomes["subject"], outcomes["oracle"]
+	live := r.Subject.Engine.Engine.Profile.Has(engine.LiveMode)
 	promise := func(o approvalOutcome, livePromise bool) error {
 		if livePromise && o.applied {
-			return fmt.Errorf("the saved plan applied (exit %d) although the world moved", o.exit)
+			return fmt.Errorf("the saved plan %s applied (exit %d) although the world moved", approvalPlan, o.exit)
 		}
 		if !livePromise && !o.applied {
-			return fmt.Errorf("the saved plan was refused (exit %d: %s), but a state-file engine applies it when only the world moved", o.exit, o.message)
+			return fmt.Errorf("the saved plan %s was refused (exit %d: %s), but a state-file engine applies it when only the world moved", approvalPlan, o.exit, o.message)
 		}
 		return nil
-	}
-	live := r.Subject.Engine.Engine.Profile.Has(engine.LiveMode)
-	if !rec.Check("the saved plan does what the engine promises", promise(subj, live), fmt.Sprintf("exit %d", subj.exit)) {
-		return nil
-	}
-	if !live {
-		rec.Check("same as the oracle", func() error {
-			if subj.applied != orc.applied {
-				return fmt.Errorf("subject applied=%v, oracle applied=%v", subj.applied, orc.applied)
-			}
-			return nil
-		}(), "")
 	}
 	refused := func(o approvalOutcome) error {
 		if o.applied || !strings.Contains(o.message, "stale") {
-			return fmt.Errorf("applying the saved plan a second time gave exit %d (%s), want a stale-plan refusal", o.exit, o.message)
+			return fmt.Errorf("applying the saved plan %s a second time gave exit %d (%s), want a stale-plan refusal", approvalPlan, o.exit, o.message)
 		}
 		return nil
 	}
-	rec.Check("a saved plan made stale by a state change is refused", refused(stale["subject"]), stale["subject"].message)
-	rec.Check("the oracle refuses the stale plan too", refused(stale["oracle"]), "")
-	if err := rec.Break("expect_refusal", "expects a live engine's refusal after the world moved", func() (error, error) {
-		return promise(subj, true), nil
+	const (
+		promised       = "the saved plan does what the engine promises"
+		oraclePromised = "the oracle's saved plan applied when only the world moved"
+		stalePlan      = "a saved plan made stale by a state change is refused"
+		oracleStale    = "the oracle refuses the stale plan too"
+		readback       = "the reviewed label reads back"
+		next           = "next plan empty"
+	)
+	rec.Check(promised, promise(subj, live), fmt.Sprintf("exit %d", subj.exit))
+	rec.Check(oraclePromised, promise(orc, false), fmt.Sprintf("exit %d", orc.exit))
+	rec.Check(stalePlan, refused(stale["subject"]), stale["subject"].message)
+	rec.Check(oracleStale, refused(stale["oracle"]), stale["oracle"].message)
+	// Take the stray change back: the world is the root's again.
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		return sd.Patch(ctx, pa.Move.Object, undoAdd(pa.Move.Patch))
 	}); err != nil {
 		return err
 	}
-	// Take the stray change back and check the world is the root's.
-	err = r.both(ctx, func(ctx context.Context, sd *Side) error {
-		if err := sd.Patch(ctx, pa.Move.Object, undoAdd(pa.Move.Patch)); err != nil {
-			return err
-		}
+	reads := func(ctx context.Context, sd *Side) error {
 		u, err := sd.Get(ctx, pa.Object)
 		if err != nil || u == nil {
-			return fmt.Errorf("read %s: %v", pa.Object, err)
+			return fmt.Errorf("read %s: %v", pa.Object, cmpErr(err, "not found"))
 		}
-		if u.GetLabels()["reviewed"] != "yes" {
-			return fmt.Errorf("%s lacks reviewed=yes after the apply", pa.Object)
+		if v := u.GetLabels()["reviewed"]; v != "yes" {
+			return fmt.Errorf("%s on %s has label reviewed=%q after the apply, want reviewed=yes", pa.Object, sd.Name, v)
 		}
-		return sd.planEmpty(ctx)
+		return nil
+	}
+	rec.Check(readback, r.both(ctx, reads), pa.Object.String())
+	r.breakBoth(ctx, rec, Breaking{Name: "relabel", Corruption: "sets reviewed=no on " + pa.Object.String() + " out of band",
+		Victim: pa.Object.String(), Covers: []string{readback}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := corrupt(ctx, func() error { return sd.Patch(ctx, pa.Object, `{"metadata":{"labels":{"reviewed":"no"}}}`) }); err != nil {
+			return nil, err
+		}
+		return undoing(one(readback, reads(ctx, sd)), nil, func() error {
+			return sd.Patch(ctx, pa.Object, `{"metadata":{"labels":{"reviewed":"yes"}}}`)
+		})
 	})
-	rec.Check("the reviewed change reads back, next plan empty", err, "")
-	rec.Say("plan -out wrote one update (%s, %s); the world then moved out of band (%s on %s) and %s applied the saved plan (exit %d) exactly as stock did on the oracle cluster (exit %d) - a state-file engine checks a saved plan against its state, not the world; applying the same file again after the state moved on was refused by both (%s)",
+	// A saved plan made after a state change cannot be stale: applying a
+	// fresh one must turn the refusal checks red.
+	r.breakBoth(ctx, rec, Breaking{Name: "fresh_plan", Corruption: "replaces " + approvalPlan + " with a plan made from the current state",
+		Victim: approvalPlan, Covers: []string{stalePlan}, OracleCovers: []string{oracleStale}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := corrupt(ctx, func() error { _, err := sd.Engine.Plan(ctx, engine.PlanOptions{Out: approvalPlan}); return err }); err != nil {
+			return nil, err
+		}
+		o := outcome(sd.Engine.Apply(ctx, engine.ApplyOptions{PlanFile: approvalPlan}))
+		return Measured{stalePlan: refused(o), oracleStale: refused(o)}, nil
+	})
+	// The state moved on between plan and apply: a state-file engine must
+	// refuse the saved plan then, so the "applied" checks must turn red.
+	r.breakBoth(ctx, rec, Breaking{Name: "state_moved", Corruption: "changes the state (state rm of " + r.victim().Address + ") between plan -out and apply",
+		Victim: approvalPlan, Covers: []string{promised}, OracleCovers: []string{oraclePromised}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := sd.Root.Edit(estate.Edit{Old: `reviewed = "yes"`, New: `reviewed = "again"`}); err != nil {
+			return nil, err
+		}
+		undoEdit := func() error { return sd.Root.Edit(estate.Edit{Old: `reviewed = "again"`, New: `reviewed = "yes"`}) }
+		if _, err := sd.Engine.Plan(ctx, engine.PlanOptions{Out: approvalPlan}); err != nil {
+			return undoing(nil, err, undoEdit)
+		}
+		m, err := sd.unbound(ctx, r.victim().Address, func() (Measured, error) {
+			o := outcome(sd.Engine.Apply(ctx, engine.ApplyOptions{PlanFile: approvalPlan}))
+			return Measured{promised: promise(o, false), oraclePromised: promise(o, false)}, nil
+		})
+		return undoing(m, err, undoEdit)
+	})
+	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	rec.Claim([]string{promised, oraclePromised, stalePlan, oracleStale}, "plan -out wrote one update (%s, %s); the world then moved out of band (%s on %s) and %s applied the saved plan (exit %d) exactly as stock did on the oracle cluster (exit %d) - a state-file engine checks a saved plan against its state, not the world; applying the same file again after the state moved on was refused by both (%s)",
 		pa.Address, planned, "a JSON patch", pa.Move.Object, r.Subject.Engine.Engine.Profile.Name, subj.exit, orc.exit, stale["subject"].message)
+	rec.Claim([]string{readback, next}, "reviewed=yes reads back on both clusters and the next plan is empty")
 	return nil
 }
 

@@ -14,7 +14,8 @@ import (
 func shape(p *engine.Plan) []string {
 	var out []string
 	for _, c := range p.Actionable() {
-		line := c.Address + ": " + strings.Join(c.Actions, "+")
+		// Deposed keys are random: the same position reads the same.
+		line := deposedKey.ReplaceAllString(c.Address, "(deposed object)") + ": " + strings.Join(c.Actions, "+")
 		if c.Importing {
 			line += " (import)"
 		}

@@ -2,47 +2,100 @@ package stage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// Recorder collects what a stage observed: checks, breaks, figures and the
+// Recorder collects what a stage observed: checks, BREAKs, figures and the
 // sentences of its detail paragraph. Stages never format pages; they say
 // what happened and the renderers lay it out.
+//
+// A check and its BREAKs are one unit: a passing check is proven only by a
+// BREAK that covers it, corrupted something and made this very check fail
+// naming what it corrupted. Fill marks any other passing check unproven
+// (unless the stage said, with NoBreak, why no BREAK can exist), and an
+// unproven check fails the stage.
 type Recorder struct {
-	sentences []string
+	sentences []sentence
 	checks    []result.Check
 	breaks    []result.Break
 	figures   map[string]int
+	// proofs are the BREAKs that proved each check, by check name: a BREAK
+	// may run before the check it covers is recorded (a corruption that
+	// must precede the one real apply it measures).
+	proofs map[string][]string
+}
+
+// sentence is one sentence of the detail paragraph. A claim stands only if
+// every check it rests on passed; a failure leads the paragraph.
+type sentence struct {
+	text    string
+	restsOn []string
+	failure bool
 }
 
 // NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder { return &Recorder{figures: map[string]int{}} }
+func NewRecorder() *Recorder {
+	return &Recorder{figures: map[string]int{}, proofs: map[string][]string{}}
+}
 
-// Say adds a sentence to the detail paragraph.
-func (r *Recorder) Say(format string, args ...any) {
+func capitalise(format string, args ...any) string {
 	s := strings.TrimSpace(fmt.Sprintf(format, args...))
 	if s == "" {
-		return
+		return ""
 	}
 	s = strings.ToUpper(s[:1]) + s[1:]
 	if !strings.HasSuffix(s, ".") {
 		s += "."
 	}
-	r.sentences = append(r.sentences, s)
+	return s
+}
+
+// Say adds a sentence that claims nothing a check measures: what was done,
+// not what was found.
+func (r *Recorder) Say(format string, args ...any) {
+	if s := capitalise(format, args...); s != "" {
+		r.sentences = append(r.sentences, sentence{text: s})
+	}
+}
+
+// Claim adds a sentence stating what the named checks found. It is shown
+// only if each of them passed: a paragraph never states agreement, counts
+// or emptiness that a failed, unproven or not-run check contradicts.
+func (r *Recorder) Claim(checks []string, format string, args ...any) {
+	if s := capitalise(format, args...); s != "" {
+		r.sentences = append(r.sentences, sentence{text: s, restsOn: checks})
+	}
 }
 
 // Check records an assertion: err == nil passes with detail, else fails
-// with err. It returns whether it passed.
+// with err. It returns whether it passed. Names are unique in a stage.
 func (r *Recorder) Check(name string, err error, detail string) bool {
 	c := result.Check{Name: name, Verdict: result.Pass, Detail: detail}
 	if err != nil {
 		c.Verdict, c.Detail = result.Fail, err.Error()
-		r.Say("FAILED %s: %v", name, err)
+		r.sentences = append(r.sentences, sentence{text: capitalise("FAILED %s: %v", name, err), failure: true})
+	}
+	if i := r.find(name); i >= 0 {
+		// The same check measured again (another side, another round):
+		// one failure fails it.
+		if c.Verdict == result.Fail || r.checks[i].Verdict != result.Fail {
+			r.checks[i] = c
+		}
+		return err == nil
 	}
 	r.checks = append(r.checks, c)
 	return err == nil
+}
+
+// NoBreak records why no honest BREAK can be aimed at a check (one line,
+// shown beside it). Use it rarely: it is read by every reviewer.
+func (r *Recorder) NoBreak(name, why string) {
+	if i := r.find(name); i >= 0 {
+		r.checks[i].NoBreak = why
+	}
 }
 
 // NotRun records a check the substrate or engine cannot show.
@@ -50,45 +103,172 @@ func (r *Recorder) NotRun(name, reason string) {
 	r.checks = append(r.checks, result.Check{Name: name, Verdict: result.NotRun, Detail: reason})
 }
 
-// Break runs a corruption after the assertion passed. f returns the
-// assertion's verdict under the corruption (it must be an error) and an
-// infrastructure error, if the corruption itself could not be made.
-func (r *Recorder) Break(name, corruption string, f func() (assertErr, err error)) error {
-	assertErr, err := f()
-	if err != nil {
-		return fmt.Errorf("BREAK %s: %w", name, err)
+func (r *Recorder) find(name string) int {
+	return slices.IndexFunc(r.checks, func(c result.Check) bool { return c.Name == name })
+}
+
+// Breaking describes a BREAK: what it corrupts, the victim a covered
+// check's failure must name, and the checks it covers.
+type Breaking struct {
+	Name       string
+	Corruption string
+	// Victim is what the corruption touched, as a covered check's error
+	// names it: an address, an object ("ConfigMap ns/name") or a field.
+	Victim string
+	// Covers are the subject's checks the corruption must fail.
+	Covers []string
+	// OracleCovers are the oracle's own checks, failed by the same
+	// corruption replayed on the oracle side.
+	OracleCovers []string
+}
+
+// Measured is what the covered checks said after the corruption, by check
+// name; nil means the check passed.
+type Measured map[string]error
+
+// uniqueBreak returns name, or name with a number when a BREAK of that
+// name was already recorded in the stage: proofs link by name.
+func (r *Recorder) uniqueBreak(name string) string {
+	taken := func(n string) bool {
+		return slices.ContainsFunc(r.breaks, func(b result.Break) bool { return b.Name == n })
 	}
-	b := result.Break{Name: name, Corruption: corruption, Failed: assertErr != nil}
-	if assertErr != nil {
-		b.Detail = assertErr.Error()
-	} else {
-		b.Detail = "the assertion still passed: it is not load-bearing"
+	out := name
+	for i := 2; taken(out); i++ {
+		out = fmt.Sprintf("%s_%d", name, i)
 	}
-	r.breaks = append(r.breaks, b)
-	return nil
+	return out
+}
+
+// recordBreak judges one side's run of a BREAK. covers are the checks
+// this side's measurement must fail, grant those a proof gives a ProvedBy;
+// err is the BREAK's own machinery error (a corruption that could not be
+// made, a read that failed), never a proof.
+func (r *Recorder) recordBreak(b Breaking, side string, covers, grant []string, m Measured, err error) result.Break {
+	out := result.Break{Name: b.Name, Corruption: b.Corruption, Victim: b.Victim, Covers: covers, Side: side}
+	var held, off, proved []string
+	switch {
+	case err != nil:
+		out.Outcome, out.Detail = result.CouldNotRun, "the BREAK could not run: "+err.Error()
+	default:
+		for _, name := range covers {
+			e, measured := m[name]
+			switch {
+			case !measured:
+				off = append(off, name+": not measured under the corruption")
+			case e == nil:
+				held = append(held, name+": still passed")
+			case b.Victim != "" && !strings.Contains(e.Error(), b.Victim):
+				off = append(off, fmt.Sprintf("%s failed without naming %s: %v", name, b.Victim, e))
+			default:
+				proved = append(proved, fmt.Sprintf("%s: %v", name, e))
+			}
+		}
+		switch {
+		case len(covers) == 0:
+			out.Outcome, out.Detail = result.CouldNotRun, "the BREAK covers no check"
+		case len(held) > 0:
+			out.Outcome, out.Detail = result.Held, strings.Join(held, "; ")
+		case len(off) > 0:
+			out.Outcome, out.Detail = result.OffTarget, strings.Join(off, "; ")
+		default:
+			out.Outcome, out.Detail = result.Proved, strings.Join(proved, "; ")
+		}
+	}
+	out.Failed = out.Outcome == result.Proved
+	if out.Failed {
+		for _, name := range grant {
+			if !slices.Contains(r.proofs[name], b.Name) {
+				r.proofs[name] = append(r.proofs[name], b.Name)
+			}
+		}
+	}
+	return out
+}
+
+// addBreak records a BREAK's subject and oracle runs. A BREAK that held on
+// the subject while the same corruption failed the same checks on the
+// oracle is an engine finding: the subject missed what stock notices.
+func (r *Recorder) addBreak(b Breaking, subject, oracle result.Break, replayed bool) {
+	if replayed && subject.Outcome == result.Held && oracle.Outcome == result.Proved {
+		subject.EngineFinding = true
+		subject.Detail = "engine finding: stock's checks failed under the same corruption (" + oracle.Detail + "), the subject's did not: " + subject.Detail
+	}
+	r.breaks = append(r.breaks, subject)
+	if subject.Outcome != result.Proved {
+		what := map[result.BreakOutcome]string{
+			result.Held:        "held: the corruption did not fail what it covers",
+			result.OffTarget:   "failed off target",
+			result.CouldNotRun: "could not run",
+		}[subject.Outcome]
+		if subject.EngineFinding {
+			what = "held on the subject but failed stock's checks: an engine finding"
+		}
+		r.sentences = append(r.sentences, sentence{text: capitalise("FAILED BREAK %s (%s) %s: %s", b.Name, b.Corruption, what, subject.Detail), failure: true})
+	}
+	if replayed {
+		r.breaks = append(r.breaks, oracle)
+	}
 }
 
 // Figure records a measured count, e.g. "subject.api_requests".
 func (r *Recorder) Figure(key string, v int) { r.figures[key] = v }
 
-// Failed reports whether any check failed or any break did not.
+// settle links each check to the BREAKs that proved it and marks every
+// passing check with no proof and no reason unproven.
+func (r *Recorder) settle() {
+	for i, c := range r.checks {
+		r.checks[i].ProvedBy = r.proofs[c.Name]
+		if c.Verdict == result.Pass && len(r.proofs[c.Name]) == 0 && c.NoBreak == "" {
+			r.checks[i].Verdict = result.Unproven
+		}
+	}
+}
+
+// Failed reports whether any check failed or is unproven, or any subject
+// BREAK did not prove what it covers.
 func (r *Recorder) Failed() bool {
+	r.settle()
 	for _, c := range r.checks {
-		if c.Verdict == result.Fail {
+		if c.Verdict != result.Pass && c.Verdict != result.NotRun {
 			return true
 		}
 	}
 	for _, b := range r.breaks {
-		if !b.Failed {
+		if b.Side != "oracle" && b.Outcome != result.Proved {
 			return true
 		}
 	}
 	return false
 }
 
-// Fill writes what was recorded into a stage result.
+// Fill writes what was recorded into a stage result: failures lead the
+// paragraph, and a claim whose checks did not all pass is left out.
 func (r *Recorder) Fill(st *result.Stage) {
-	st.Detail = strings.Join(r.sentences, " ")
+	r.settle()
+	passed := map[string]bool{}
+	for _, c := range r.checks {
+		passed[c.Name] = c.Verdict == result.Pass
+	}
+	var lead, rest []string
+	for _, s := range r.sentences {
+		if s.failure {
+			lead = append(lead, s.text)
+			continue
+		}
+		ok := true
+		for _, c := range s.restsOn {
+			ok = ok && passed[c]
+		}
+		if ok {
+			rest = append(rest, s.text)
+		}
+	}
+	for _, c := range r.checks {
+		if c.Verdict == result.Unproven {
+			lead = append(lead, capitalise("UNPROVEN %s: it passed, but no BREAK made it fail", c.Name))
+		}
+	}
+	st.Detail = strings.Join(append(lead, rest...), " ")
 	st.Checks = append(st.Checks, r.checks...)
 	st.Breaks = append(st.Breaks, r.breaks...)
 	if len(r.figures) > 0 {

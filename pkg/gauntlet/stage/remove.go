@@ -2,9 +2,13 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func day2Remove() Stage {
@@ -28,49 +32,99 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	want := map[string]string{rm.Address: "delete"}
+	const (
+		one1      = "exactly one destroy"
+		same      = "same as the oracle"
+		destroyed = "the apply destroyed exactly the removed block's object"
+		gone      = "the object is gone"
+		neighbour = "the neighbour is untouched: same uid and resourceVersion"
+		next      = "next plan empty"
+	)
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {
 		return err
 	}
-	if !rec.Check("exactly one destroy", exactly(subj, want), subj.Counts.String()) {
+	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
+	rec.Check(one1, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, sameShape(subj, orc), "stock's plan for the same removal is the same")
+	r.breakBoth(ctx, rec, Breaking{Name: "keep_block", Corruption: "keeps the block", Victim: rm.Address, Covers: []string{one1, same}},
+		func(ctx context.Context, sd *Side) (Measured, error) {
+			after, err := sd.Root.Snapshot()
+			if err != nil {
+				return nil, err
+			}
+			if err := corrupt(ctx, func() error { return sd.Root.Restore(before) }); err != nil {
+				return nil, err
+			}
+			p, err := sd.plan(ctx, planDefaults())
+			var m Measured
+			if err == nil {
+				m = Measured{one1: exactly(p, want), same: sameShape(p, plans[otherSide(sd)])}
+			}
+			return undoing(m, err, func() error { return sd.Root.Restore(after) })
+		})
+	destroyedOne := func(a engine.Applied) error {
+		acted := a.Acted()
+		if a.Destroyed != 1 || a.Added != 0 || a.Changed != 0 || len(acted) != 1 || acted[0] != rm.Address+": destruction" {
+			return fmt.Errorf("applied %s, want exactly %s destroyed: %s", a, rm.Address, strings.Join(acted, "; "))
+		}
 		return nil
 	}
-	rec.Check("same as the oracle", sameShape(subj, orc), "stock's plan for the same removal is the same")
-	if err := rec.Break("keep_block", "keeps the block", func() (error, error) {
-		after, err := r.Subject.Root.Snapshot()
-		if err != nil {
-			return nil, err
+	var mu sync.Mutex
+	copies := map[string]*unstructured.Unstructured{}
+	nb := map[string]map[string]string{}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		u, err := sd.Get(ctx, rm.Object)
+		if err != nil || u == nil {
+			return fmt.Errorf("read %s before the apply: %v", rm.Object, cmpErr(err, "not found"))
 		}
-		if err := r.Subject.Root.Restore(before); err != nil {
-			return nil, err
-		}
-		p, err := r.Subject.plan(ctx, planDefaults())
-		if rerr := r.Subject.Root.Restore(after); err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return nil, err
-		}
-		return exactly(p, want), nil
+		v, err := versions(ctx, sd, []Object{{Ref: rm.Neighbour}})
+		mu.Lock()
+		copies[sd.Name], nb[sd.Name] = u, v
+		mu.Unlock()
+		return err
 	}); err != nil {
 		return err
 	}
-	a, _, err := r.applyBoth(ctx, engine.ApplyOptions{})
+	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + rm.Address + " from the state before the apply",
+		Victim: rm.Address, Covers: []string{destroyed}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.unbound(ctx, rm.Address, func() (Measured, error) {
+			a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
+			return one(destroyed, destroyedOne(a)), err
+		})
+	})
+	a, o, err := r.applyBoth(ctx, engine.ApplyOptions{})
 	if err != nil {
 		return err
 	}
-	err = r.both(ctx, func(ctx context.Context, sd *Side) error {
+	rec.Check(destroyed, errors.Join(destroyedOne(a), destroyedOne(o)), a.String())
+	isGone := func(ctx context.Context, sd *Side) error {
 		if u, err := sd.Get(ctx, rm.Object); err != nil || u != nil {
-			return fmt.Errorf("%s still exists after the destroy (%v)", rm.Object, err)
+			return fmt.Errorf("%s still exists on %s after the destroy (%v)", rm.Object, sd.Name, err)
 		}
-		if u, err := sd.Get(ctx, rm.Neighbour); err != nil || u == nil {
-			return fmt.Errorf("neighbour %s is gone (%v)", rm.Neighbour, err)
-		}
-		return sd.planEmpty(ctx)
-	})
-	if !rec.Check("object gone, neighbour untouched, next plan empty", err, "") {
 		return nil
 	}
+	rec.Check(gone, r.both(ctx, isGone), "read on both clusters")
+	same2 := func(ctx context.Context, sd *Side) error {
+		v, err := versions(ctx, sd, []Object{{Ref: rm.Neighbour}})
+		if err != nil {
+			return err
+		}
+		return sameVersions(nb[sd.Name], v)
+	}
+	rec.Check(neighbour, r.both(ctx, same2), rm.Neighbour.String())
+	r.breakBoth(ctx, rec, Breaking{Name: "recreate", Corruption: "creates " + rm.Object.String() + " again out of band",
+		Victim: rm.Object.String(), Covers: []string{gone}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, rm.Object, copies[sd.Name]) }); err != nil {
+			return nil, err
+		}
+		m := one(gone, isGone(ctx, sd))
+		return undoing(m, nil, func() error { return sd.Delete(ctx, rm.Object) })
+	})
+	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels the neighbour " + rm.Neighbour.String() + " out of band",
+		Victim: rm.Neighbour.String(), Covers: []string{neighbour}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.labelled(ctx, rm.Neighbour, func() (Measured, error) { return one(neighbour, same2(ctx, sd)), nil })
+	})
 	var kept []Object
 	for _, o := range r.Objects {
 		if o.Address != rm.Address {
@@ -78,7 +132,9 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 	}
 	r.Objects = kept
-	rec.Say("deleting %s's block proposed exactly one destroy (%s), as stock's plan did on the oracle cluster; applied (%s), %s is gone, %s untouched, and the next plan is empty",
-		rm.Address, subj.Counts, a, rm.Object, rm.Neighbour)
+	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	rec.Claim([]string{one1, same}, "deleting %s's block proposed exactly one destroy (%s), as stock's plan did on the oracle cluster", rm.Address, subj.Counts)
+	rec.Claim([]string{destroyed, gone, neighbour, next}, "the apply destroyed exactly %s (%s), %s is gone, %s keeps its uid and resourceVersion, and the next plan is empty",
+		rm.Address, a, rm.Object, rm.Neighbour)
 	return nil
 }

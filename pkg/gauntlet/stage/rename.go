@@ -3,6 +3,9 @@ package stage
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 )
@@ -23,14 +26,14 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if rn == nil {
 		return fmt.Errorf("the estate has no rename section")
 	}
-	moved := fmt.Sprintf("# Written by gauntlet's rename stage.\nmoved {\n  from = %s\n  to   = %s\n}\n", rn.From, rn.To)
+	movedTF := fmt.Sprintf("# Written by gauntlet's rename stage.\nmoved {\n  from = %s\n  to   = %s\n}\n", rn.From, rn.To)
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		for _, e := range rn.Edits {
 			if err := sd.Root.Edit(e); err != nil {
 				return fmt.Errorf("rename edit: %w", err)
 			}
 		}
-		return sd.Root.WriteFile(movedFile, moved)
+		return sd.Root.WriteFile(movedFile, movedTF)
 	}); err != nil {
 		return err
 	}
@@ -44,52 +47,105 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 		return nil
 	}
+	const (
+		zero      = "zero churn"
+		oracleZ   = "the oracle's plan is zero churn too"
+		untouched = "the apply moved it in state only: nothing acted on, same uid and resourceVersion"
+		moved     = "the state holds the object at the new address only"
+		next      = "next plan empty"
+	)
+	var obj Object
+	for _, o := range r.Objects {
+		if o.Address == rn.From {
+			obj = o
+		}
+	}
+	if obj.Address == "" {
+		return fmt.Errorf("rename: %s is not among the estate's objects", rn.From)
+	}
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {
 		return err
 	}
-	if !rec.Check("zero churn", assert(subj), subj.Counts.String()) {
-		return nil
-	}
-	rec.Check("same as the oracle", assert(orc), "stock's plan for the same moved block is zero churn too")
+	rec.Check(zero, assert(subj), subj.Counts.String())
+	rec.Check(oracleZ, assert(orc), orc.Counts.String())
 	refs := 0
 	for _, e := range rn.Edits[1:] {
 		refs += max(e.Count, 1)
 	}
-	rec.Say("moved block %s -> %s, with its %d references following: no add, no change, no destroy (%s) on both sides, the instance moved in state only, as stock's plan for the same moved block on the oracle cluster",
+	rec.Claim([]string{zero, oracleZ}, "moved block %s -> %s, with its %d references following: no add, no change, no destroy (%s) on both sides, as stock's plan for the same moved block on the oracle cluster",
 		rn.From, rn.To, refs, subj.Counts)
-
-	if err := rec.Break("rename_object", "renames the object's own metadata.name instead, a real identity change", func() (error, error) {
-		before, err := r.Subject.Root.Snapshot()
+	r.breakBoth(ctx, rec, Breaking{Name: "rename_object", Corruption: "renames the object's own metadata.name instead, a real identity change",
+		Victim: rn.To, Covers: []string{zero}, OracleCovers: []string{oracleZ}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		before, err := sd.Root.Snapshot()
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range rn.Break {
-			if err := r.Subject.Root.Edit(e); err != nil {
-				r.Subject.Root.Restore(before)
-				return nil, err
+			if err := corrupt(ctx, func() error { return sd.Root.Edit(e) }); err != nil {
+				return undoing(nil, err, func() error { return sd.Root.Restore(before) })
 			}
 		}
-		p, err := r.Subject.plan(ctx, planDefaults())
-		if rerr := r.Subject.Root.Restore(before); err == nil {
-			err = rerr
+		p, err := sd.plan(ctx, planDefaults())
+		var m Measured
+		if err == nil {
+			m = Measured{zero: assert(p), oracleZ: assert(p)}
 		}
-		if err != nil {
-			return nil, err
-		}
-		return assert(p), nil
+		return undoing(m, err, func() error { return sd.Root.Restore(before) })
+	})
+
+	var mu sync.Mutex
+	before := map[string]map[string]string{}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		v, err := versions(ctx, sd, []Object{obj})
+		mu.Lock()
+		before[sd.Name] = v
+		mu.Unlock()
+		return err
 	}); err != nil {
 		return err
 	}
-	if _, _, err := r.applyBoth(ctx, engine.ApplyOptions{}); err != nil {
+	a, o, err := r.applyBoth(ctx, engine.ApplyOptions{})
+	if err != nil {
 		return err
 	}
+	applied := map[string]engine.Applied{"subject": a, "oracle": o}
+	stateOnly := func(ctx context.Context, sd *Side) error {
+		if acted := applied[sd.Name].Acted(); len(acted) > 0 {
+			return fmt.Errorf("the move's apply acted on %s", strings.Join(acted, "; "))
+		}
+		after, err := versions(ctx, sd, []Object{obj})
+		if err != nil {
+			return err
+		}
+		return sameVersions(before[sd.Name], after)
+	}
+	rec.Check(untouched, r.both(ctx, stateOnly), obj.Ref.String()+" on both clusters")
+	atNew := func(ctx context.Context, sd *Side) error {
+		l, err := sd.Engine.StateList(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(l, rn.To) || slices.Contains(l, rn.From) {
+			return fmt.Errorf("state on %s does not hold %s at %s only: %v", sd.Name, obj.Ref, rn.To, l)
+		}
+		return nil
+	}
+	rec.Check(moved, r.both(ctx, atNew), "state list on both sides")
 	for i := range r.Objects {
 		if r.Objects[i].Address == rn.From {
 			r.Objects[i].Address = rn.To
 		}
 	}
-	err = r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.planEmpty(ctx) })
-	rec.Check("next plan empty", err, "after applying the move")
+	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + obj.Ref.String() + " out of band",
+		Victim: obj.Ref.String(), Covers: []string{untouched}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.labelled(ctx, obj.Ref, func() (Measured, error) { return one(untouched, stateOnly(ctx, sd)), nil })
+	})
+	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + rn.To + " from the state",
+		Victim: rn.To, Covers: []string{moved}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.unbound(ctx, rn.To, func() (Measured, error) { return one(moved, atNew(ctx, sd)), nil })
+	})
+	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	rec.Claim([]string{untouched, moved, next}, "the apply moved %s in state only (%s): %s keeps its uid and resourceVersion, the state holds it at %s alone, and the next plan is empty", rn.From, a, obj.Ref, rn.To)
 	return nil
 }

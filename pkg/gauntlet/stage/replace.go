@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func day2Replace() Stage {
@@ -40,70 +42,111 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	oldObj, newObj := hashedObject(r, "a"), hashedObject(r, "b")
+	const (
+		planned     = "planned as a create-before-destroy replace"
+		same        = "same as the oracle"
+		order       = "creation completes before the deposed destroy starts"
+		oracleOrder = "the oracle's apply has the same order"
+		alone       = "the new object alone remains"
+		next        = "next plan empty"
+	)
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {
 		return err
 	}
+	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
 	plannedCBD := func(p *engine.Plan) error {
 		if err := exactly(p, map[string]string{hashedAddr: "create+delete"}); err != nil {
 			return err
 		}
 		if (p.Counts != engine.Counts{Add: 1, Destroy: 1}) {
-			return fmt.Errorf("planned %s, want 1 to add and 1 to destroy", p.Counts)
+			return fmt.Errorf("%s: planned %s, want 1 to add and 1 to destroy", hashedAddr, p.Counts)
 		}
 		return nil
 	}
-	if !rec.Check("planned as a create-before-destroy replace", plannedCBD(subj), subj.Counts.String()) {
-		return nil
-	}
-	rec.Check("same as the oracle", sameShape(subj, orc), "")
-	order := map[string][2]int{}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+	rec.Check(planned, errors.Join(plannedCBD(subj), plannedCBD(orc)), subj.Counts.String())
+	rec.Check(same, sameShape(subj, orc), "")
+	orderOf := func(ctx context.Context, sd *Side) ([2]int, error) {
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Parallelism: 1})
 		if err != nil {
-			return err
+			return [2]int{}, err
 		}
 		created, destroying := applyOrder(a.Call.Output)
+		return [2]int{created, destroying}, nil
+	}
+	orders := map[string][2]int{}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		o, err := orderOf(ctx, sd)
 		r.mu.Lock()
-		order[sd.Name] = [2]int{created, destroying}
+		orders[sd.Name] = o
 		r.mu.Unlock()
-		return nil
+		return err
 	}); err != nil {
 		return err
 	}
-	createdFirst := func(o [2]int) error {
-		if o[0] <= 0 || o[1] <= 0 {
-			return fmt.Errorf("apply log lacks the create (line %d) or the deposed destroy (line %d)", o[0], o[1])
-		}
-		if o[0] > o[1] {
-			return fmt.Errorf("the deposed destroy starts at line %d, before the creation completes at line %d", o[1], o[0])
-		}
-		return nil
-	}
-	so := order["subject"]
-	if !rec.Check("creation completes before the deposed destroy starts", createdFirst(so), fmt.Sprintf("lines %d then %d", so[0], so[1])) {
-		return nil
-	}
-	rec.Check("the oracle's apply has the same order", createdFirst(order["oracle"]), "")
-	if err := rec.Break("destroy_first", "expects the old object's destroy to start before the new object's creation completes", func() (error, error) {
-		return createdFirst([2]int{so[1], so[0]}), nil
-	}); err != nil {
-		return err
-	}
-	err = r.both(ctx, func(ctx context.Context, sd *Side) error {
+	so := orders["subject"]
+	rec.Check(order, createdFirst(so), fmt.Sprintf("lines %d then %d", so[0], so[1]))
+	rec.Check(oracleOrder, createdFirst(orders["oracle"]), "")
+	copies := map[string]*unstructured.Unstructured{}
+	isAlone := func(ctx context.Context, sd *Side) error {
 		if u, err := sd.Get(ctx, newObj.Ref); err != nil || u == nil {
-			return fmt.Errorf("%s missing (%v)", newObj.Ref, err)
+			return fmt.Errorf("%s missing on %s (%v)", newObj.Ref, sd.Name, err)
 		}
 		if u, err := sd.Get(ctx, oldObj.Ref); err != nil || u != nil {
-			return fmt.Errorf("%s survived (%v)", oldObj.Ref, err)
+			return fmt.Errorf("%s survived on %s (%v)", oldObj.Ref, sd.Name, err)
 		}
-		return sd.planEmpty(ctx)
-	})
-	if !rec.Check("the new object alone remains, next plan empty", err, "") {
 		return nil
 	}
-	rec.Say("a create_before_destroy ConfigMap whose content-hashed name changes (%s -> %s) planned as a replace, create then destroy (%s), as stock's did; at -parallelism=1 the apply log shows %s's creation complete (line %d) before the deposed %s's destroy starts (line %d), the same order as stock's apply on the oracle cluster; %s alone remains and the next plan is empty",
-		oldObj.Ref.Name, newObj.Ref.Name, subj.Counts, newObj.Ref.Name, so[0], oldObj.Ref.Name, so[1], newObj.Ref.Name)
+	rec.Check(alone, r.both(ctx, isAlone), "")
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		u, err := sd.Get(ctx, newObj.Ref)
+		if err == nil && u == nil {
+			err = fmt.Errorf("%s missing on %s", newObj.Ref, sd.Name)
+		}
+		r.mu.Lock()
+		copies[sd.Name] = u
+		r.mu.Unlock()
+		return err
+	}); err != nil {
+		return err
+	}
+	r.breakBoth(ctx, rec, Breaking{Name: "recreate_old", Corruption: "creates " + oldObj.Ref.String() + " again out of band",
+		Victim: oldObj.Ref.String(), Covers: []string{alone}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		u := copies[sd.Name].DeepCopy()
+		u.SetName(oldObj.Ref.Name)
+		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, oldObj.Ref, u) }); err != nil {
+			return nil, err
+		}
+		return undoing(one(alone, isAlone(ctx, sd)), nil, func() error { return sd.Delete(ctx, oldObj.Ref) })
+	})
+	r.checkPlanEmpty(ctx, rec, next, newObj)
+	rec.Claim([]string{planned, same}, "a create_before_destroy ConfigMap whose content-hashed name changes (%s -> %s) planned as a replace, create then destroy (%s), as stock's did",
+		oldObj.Ref.Name, newObj.Ref.Name, subj.Counts)
+	rec.Claim([]string{order, oracleOrder, alone, next}, "at -parallelism=1 the apply log shows %s's creation complete (line %d) before the deposed %s's destroy starts (line %d), the same order as stock's apply on the oracle cluster; %s alone remains and the next plan is empty",
+		newObj.Ref.Name, so[0], oldObj.Ref.Name, so[1], newObj.Ref.Name)
+
+	// The same change without create_before_destroy: a plain replace,
+	// destroy first, which every check above must catch.
+	r.breakBoth(ctx, rec, Breaking{Name: "no_create_before_destroy", Corruption: "makes the next content change without create_before_destroy",
+		Victim: hashedAddr, Covers: []string{planned, same, order}, OracleCovers: []string{oracleOrder}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		tf := replaceFile(r, "c")
+		_ = corrupt(ctx, func() error {
+			tf = strings.Replace(tf, "create_before_destroy = true", "create_before_destroy = false", 1)
+			return nil
+		})
+		if err := sd.Root.WriteFile(replaceFileName, tf); err != nil {
+			return nil, err
+		}
+		p, err := sd.plan(ctx, planDefaults())
+		if err != nil {
+			return nil, err
+		}
+		o, err := orderOf(ctx, sd)
+		if err != nil {
+			return nil, err
+		}
+		return Measured{planned: plannedCBD(p), same: sameShape(p, plans[otherSide(sd)]), order: createdFirst(o), oracleOrder: createdFirst(o)}, nil
+	})
 	// The addition leaves with its block.
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Root.RemoveFile(replaceFileName) }); err != nil {
 		return err
@@ -115,6 +158,18 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	return nil
 }
 
+// createdFirst asserts the replacement's creation completed before the
+// old object's destroy started, from the 1-based lines of the apply log.
+func createdFirst(o [2]int) error {
+	if o[0] <= 0 || o[1] <= 0 {
+		return fmt.Errorf("%s: the apply log lacks the create (line %d) or the destroy (line %d)", hashedAddr, o[0], o[1])
+	}
+	if o[0] > o[1] {
+		return fmt.Errorf("%s: the old object's destroy starts at line %d, before the creation completes at line %d", hashedAddr, o[1], o[0])
+	}
+	return nil
+}
+
 func hashedObject(r *Run, content string) Object {
 	h := sha256.Sum256([]byte(content))
 	return Object{Address: hashedAddr, Type: "kubernetes_config_map_v1", Ref: estate.Object{
@@ -122,13 +177,14 @@ func hashedObject(r *Run, content string) Object {
 }
 
 // applyOrder returns the 1-based lines where the replacement's creation
-// completed and where the deposed object's destroy started.
+// completed and where the old object's destroy (deposed, under
+// create_before_destroy) started.
 func applyOrder(out string) (created, destroying int) {
 	for i, line := range strings.Split(out, "\n") {
 		switch {
 		case created == 0 && strings.HasPrefix(line, hashedAddr+": Creation complete"):
 			created = i + 1
-		case destroying == 0 && strings.HasPrefix(line, hashedAddr+" (deposed object") && strings.Contains(line, "Destroying..."):
+		case destroying == 0 && strings.HasPrefix(line, hashedAddr) && strings.Contains(line, "Destroying..."):
 			destroying = i + 1
 		}
 	}

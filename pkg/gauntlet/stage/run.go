@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
@@ -68,6 +69,27 @@ func (s *Side) Calls() int {
 	return n
 }
 
+// CallTime sums the durations of every engine call made on this side so
+// far: the floor under any stage's wall time, whatever gauntlet adds.
+func (s *Side) CallTime() time.Duration {
+	var d time.Duration
+	sum := func(ws *engine.Workspace) {
+		for _, c := range ws.Calls() {
+			d += c.Duration
+		}
+	}
+	sum(s.Engine)
+	if s.Stock != s.Engine {
+		sum(s.Stock)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ws := range s.extra {
+		sum(ws)
+	}
+	return d
+}
+
 // Run is what every stage works with.
 type Run struct {
 	Spec      *estate.Spec
@@ -79,6 +101,10 @@ type Run struct {
 	// Observations later stages build on.
 	Objects   []Object
 	Baselines map[string]any
+	// Sabotage skips every BREAK's corruption and keeps its measurement
+	// (a test of the BREAKs themselves: each must then come out unproved).
+	Sabotage bool
+
 	// Fresh materialises the estate's original root in a new directory on
 	// a side (greenfield applies it with no state).
 	Fresh func(side *Side, name string) (*estate.Root, error)

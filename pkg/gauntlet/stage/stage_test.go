@@ -144,30 +144,91 @@ func TestUndoAdd(t *testing.T) {
 	}
 }
 
-func TestRecorderVerdicts(t *testing.T) {
+func TestRecorderProof(t *testing.T) {
+	fail := func(s string) error { return errString(s) }
+	judge := func(b Breaking, subj, orc Measured, serr error) (*Recorder, result.Stage) {
+		rec := NewRecorder()
+		rec.Check("plan exact", nil, "fine")
+		rec.Claim([]string{"plan exact"}, "the plan was exact")
+		s := rec.recordBreak(b, "subject", b.Covers, b.Covers, subj, serr)
+		o := rec.recordBreak(b, "oracle", b.Covers, nil, orc, nil)
+		rec.addBreak(b, s, o, orc != nil)
+		var st result.Stage
+		rec.Fill(&st)
+		return rec, st
+	}
+	b := Breaking{Name: "unbind", Corruption: "state rm a.x", Victim: "a.x", Covers: []string{"plan exact"}}
+
+	rec, st := judge(b, Measured{"plan exact": fail("a.x: want delete, planned nothing")}, nil, nil)
+	if rec.Failed() || st.Checks[0].Verdict != result.Pass || !slices.Equal(st.Checks[0].ProvedBy, []string{"unbind"}) || st.Breaks[0].Outcome != result.Proved {
+		t.Errorf("a BREAK failing its check for its reason did not prove it: %+v", st)
+	}
+	if !strings.Contains(st.Detail, "The plan was exact.") {
+		t.Errorf("the claim of a proven check is missing: %q", st.Detail)
+	}
+
+	cases := []struct {
+		name    string
+		subj    Measured
+		orc     Measured
+		err     error
+		outcome result.BreakOutcome
+		finding bool
+	}{
+		{"held", Measured{"plan exact": nil}, nil, nil, result.Held, false},
+		{"off target: fails without naming the victim", Measured{"plan exact": fail("connection refused")}, nil, nil, result.OffTarget, false},
+		{"not measured", Measured{}, nil, nil, result.OffTarget, false},
+		{"could not run: a read error is never a proof", nil, nil, fail("get a.x: timeout"), result.CouldNotRun, false},
+		{"engine finding: held on the subject, failed on stock", Measured{"plan exact": nil}, Measured{"plan exact": fail("a.x: planned nothing")}, nil, result.Held, true},
+	}
+	for _, c := range cases {
+		rec, st := judge(b, c.subj, c.orc, c.err)
+		if !rec.Failed() {
+			t.Errorf("%s: the stage passed", c.name)
+		}
+		if st.Checks[0].Verdict != result.Unproven || len(st.Checks[0].ProvedBy) != 0 {
+			t.Errorf("%s: the check is %s, proved by %v", c.name, st.Checks[0].Verdict, st.Checks[0].ProvedBy)
+		}
+		if st.Breaks[0].Outcome != c.outcome || st.Breaks[0].EngineFinding != c.finding || st.Breaks[0].Failed {
+			t.Errorf("%s: BREAK %+v", c.name, st.Breaks[0])
+		}
+		if strings.Contains(st.Detail, "The plan was exact.") || !strings.HasPrefix(st.Detail, "FAILED BREAK unbind") {
+			t.Errorf("%s: the paragraph does not lead with the failure, or keeps an unproven claim: %q", c.name, st.Detail)
+		}
+	}
+}
+
+func TestRecorderChecks(t *testing.T) {
 	rec := NewRecorder()
-	rec.Check("ok", nil, "fine")
+	rec.Check("never broken", nil, "fine")
+	rec.Check("cannot break", nil, "fine")
+	rec.NoBreak("cannot break", "it runs once")
+	rec.Check("failed", errString("a.x: planned create"), "")
+	rec.Claim([]string{"failed"}, "everything matched")
 	rec.Say("lower case start")
-	rec.Break("b", "corrupts", func() (error, error) { return errString("fails"), nil })
-	if rec.Failed() {
-		t.Error("a passing check and a failing BREAK make a failed stage")
-	}
-	rec.Break("weak", "corrupts nothing", func() (error, error) { return nil, nil })
-	if !rec.Failed() {
-		t.Error("a BREAK that did not fail left the stage green")
-	}
+	rec.NotRun("needs kind", "no containers")
 	var st result.Stage
 	rec.Fill(&st)
-	if !strings.HasPrefix(st.Detail, "Lower case start.") || len(st.Breaks) != 2 || st.Breaks[1].Failed {
-		t.Errorf("filled %+v", st)
+	verdicts := map[string]result.Verdict{}
+	for _, c := range st.Checks {
+		verdicts[c.Name] = c.Verdict
+	}
+	want := map[string]result.Verdict{"never broken": result.Unproven, "cannot break": result.Pass, "failed": result.Fail, "needs kind": result.NotRun}
+	for k, v := range want {
+		if verdicts[k] != v {
+			t.Errorf("check %q is %s, want %s", k, verdicts[k], v)
+		}
+	}
+	if !rec.Failed() {
+		t.Error("a failed and an unproven check left the stage green")
+	}
+	if !strings.HasPrefix(st.Detail, "FAILED failed") || strings.Contains(st.Detail, "everything matched") || !strings.Contains(st.Detail, "Lower case start.") || !strings.Contains(st.Detail, "UNPROVEN never broken") {
+		t.Errorf("detail %q", st.Detail)
 	}
 	rec2 := NewRecorder()
 	rec2.NotRun("needs kind", "no containers")
 	if rec2.Failed() {
 		t.Error("a not_run check failed the stage")
-	}
-	if !slices.ContainsFunc(func() []result.Check { var s result.Stage; rec2.Fill(&s); return s.Checks }(), func(c result.Check) bool { return c.Verdict == result.NotRun }) {
-		t.Error("the not_run check is not recorded")
 	}
 }
 

@@ -3,9 +3,12 @@ package stage
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/baseline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -22,35 +25,73 @@ type teardownStage struct{ info }
 // before cold deploy.
 func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	n := len(r.Objects)
-	destroyed := map[string]int{}
+	const (
+		destroyed = "the destroy acted on exactly the remaining objects"
+		noneLeft  = "no estate object left"
+		active    = "the namespaces the estate writes into are still Active"
+		intact    = "baseline intact"
+	)
+	var want []string
+	for _, o := range r.Objects {
+		want = append(want, o.Address+": destruction")
+	}
+	slices.Sort(want)
+	acted := map[string][]string{}
+	copies := map[string]*unstructured.Unstructured{}
+	victim := r.victim()
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		u, err := sd.Get(ctx, victim.Ref)
+		if err != nil || u == nil {
+			return fmt.Errorf("read %s before the destroy: %v", victim.Ref, cmpErr(err, "not found"))
+		}
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Destroy: true})
+		got := a.Acted()
+		slices.Sort(got)
 		r.mu.Lock()
-		destroyed[sd.Name] = a.Destroyed
+		acted[sd.Name], copies[sd.Name] = got, u
 		r.mu.Unlock()
 		return err
 	}); err != nil {
 		return err
 	}
-	rec.Check("destroyed exactly the remaining objects", func() error {
-		for side, d := range destroyed {
-			if d != n {
-				return fmt.Errorf("%s destroyed %d, the estate had %d", side, d, n)
-			}
+	rec.Check(destroyed, r.both(ctx, func(ctx context.Context, sd *Side) error {
+		if err := missingFrom(acted[sd.Name], want); err != nil {
+			return fmt.Errorf("%s's destroy: %w", sd.Name, err)
 		}
 		return nil
-	}(), fmt.Sprintf("%d on each side", n))
-	err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		left, err := sd.Present(ctx, r.Objects)
+	}), fmt.Sprintf("%d on each side", n))
+	rec.NoBreak(destroyed, "the destroy runs once and cannot be undone; each object it had to remove is proven gone by the next check and its BREAK")
+	left := func(ctx context.Context, sd *Side) error {
+		present, err := sd.Present(ctx, r.Objects)
 		if err != nil {
 			return err
 		}
-		if len(left) > 0 {
-			return fmt.Errorf("%d objects survived, e.g. %s", len(left), left[0].Ref)
+		if len(present) > 0 {
+			return fmt.Errorf("%d objects survived on %s, e.g. %s", len(present), sd.Name, present[0].Ref)
 		}
 		return nil
+	}
+	rec.Check(noneLeft, r.both(ctx, left), "every object read by kind, namespace and name")
+	r.breakBoth(ctx, rec, Breaking{Name: "recreate", Corruption: "creates " + victim.Ref.String() + " again out of band",
+		Victim: victim.Ref.String(), Covers: []string{noneLeft}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, victim.Ref, copies[sd.Name]) }); err != nil {
+			return nil, err
+		}
+		return undoing(one(noneLeft, left(ctx, sd)), nil, func() error { return sd.Delete(ctx, victim.Ref) })
 	})
-	rec.Check("no estate object left", err, "every object read by kind, namespace and name")
+	rec.Check(active, r.both(ctx, func(ctx context.Context, sd *Side) error {
+		for _, ns := range r.Spec.WritesInto {
+			u, err := sd.Get(ctx, estate.Object{Version: "v1", Kind: "Namespace", Name: ns})
+			if err != nil || u == nil {
+				return fmt.Errorf("namespace %s on %s: %v", ns, sd.Name, cmpErr(err, "not found"))
+			}
+			if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Active" {
+				return fmt.Errorf("namespace %s is %s on %s", ns, phase, sd.Name)
+			}
+		}
+		return nil
+	}), strings.Join(r.Spec.WritesInto, ", "))
+	rec.NoBreak(active, "no corruption can take a system namespace out of Active and bring it back; its contents are compared by the next check and its BREAK")
 	diffs := map[string]baseline.Diff{}
 	compare := func(ctx context.Context, sd *Side) error {
 		after, err := baseline.Take(ctx, sd.Cluster.RESTConfig(), baseline.DefaultScope(r.Spec.WritesInto...))
@@ -62,31 +103,35 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		diffs[sd.Name] = d
 		r.mu.Unlock()
 		if !d.Equal() {
-			return fmt.Errorf("baseline differs: %s", d)
+			return fmt.Errorf("baseline differs on %s: %s", sd.Name, d)
 		}
 		return nil
 	}
-	if !rec.Check("baseline intact", r.both(ctx, compare), r.baselineLine()+" as before cold deploy") {
-		return nil
-	}
-	rec.Say("apply -destroy removed exactly the %d remaining objects on each side; none is left on either cluster; %s are exactly as read before cold deploy - nothing vanished, appeared or changed - and stock's destroy on the oracle cluster passes the same comparison",
-		n, r.baselineLine())
-
-	victim, err := breakVictim(r.baseline("subject"), r.Spec.WritesInto)
+	rec.Check(intact, r.both(ctx, compare), r.baselineLine()+" as before cold deploy")
+	own, err := breakVictim(r.baseline("subject"), r.Spec.WritesInto)
 	if err != nil {
 		return err
 	}
-	return rec.Break("delete_own", "deletes "+victimName(victim)+", one of the namespace's own objects", func() (error, error) {
-		ref := inventory.RefOf(victim)
-		obj := estateObject(ref)
-		if err := r.Subject.Delete(ctx, obj); err != nil {
-			return nil, err
-		}
-		assertErr := compare(ctx, r.Subject)
-		// Put it back as it was.
-		restoreErr := r.Subject.Recreate(ctx, obj, victim)
-		return assertErr, restoreErr
+	ownRef := estateObject(inventory.RefOf(own))
+	r.breakBoth(ctx, rec, Breaking{Name: "delete_own", Corruption: "deletes " + victimName(own) + ", one of the namespace's own objects",
+		Victim: inventory.RefOf(own).String(), Covers: []string{intact}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		// The oracle's cluster has its own copy under the same name.
+		return sd.deleted(ctx, ownRef, func() (Measured, error) {
+			// A failed read of the world is the BREAK's error, not a proof.
+			after, err := baseline.Take(ctx, sd.Cluster.RESTConfig(), baseline.DefaultScope(r.Spec.WritesInto...))
+			if err != nil {
+				return nil, err
+			}
+			var e error
+			if d := baseline.Compare(r.baseline(sd.Name), after); !d.Equal() {
+				e = fmt.Errorf("baseline differs on %s: %s", sd.Name, d)
+			}
+			return one(intact, e), nil
+		})
 	})
+	rec.Claim([]string{destroyed, noneLeft, active, intact}, "apply -destroy removed exactly the %d remaining objects on each side; none is left on either cluster; %s are exactly as read before cold deploy - nothing vanished, appeared or changed - and stock's destroy on the oracle cluster passes the same comparison",
+		n, r.baselineLine())
+	return nil
 }
 
 // breakVictim picks a ConfigMap the namespace already had before cold

@@ -3,6 +3,8 @@ package stage
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 )
@@ -13,53 +15,77 @@ func testApply() Stage {
 
 type testApplyStage struct{ info }
 
-// Run applies with nothing to do: 0 added, 0 changed, 0 destroyed, and
-// the objects counted on the cluster (not in state) unchanged.
+// Run applies with nothing to do: 0 added, 0 changed, 0 destroyed, nothing
+// acted on by name, and every object on the cluster untouched - the same
+// uid and resourceVersion as before the apply.
 func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
+	const (
+		noop      = "no-op apply"
+		oracleNop = "the oracle's no-op apply"
+		untouched = "objects untouched on the cluster (uid and resourceVersion)"
+	)
 	assert := func(a engine.Applied) error {
-		if a.Added != 0 || a.Changed != 0 || a.Destroyed != 0 || a.Imported != 0 {
-			return fmt.Errorf("applied %s, want nothing", a)
+		if acted := a.Acted(); len(acted) > 0 || a.Added != 0 || a.Changed != 0 || a.Destroyed != 0 || a.Imported != 0 {
+			return fmt.Errorf("applied %s, want nothing: %s", a, strings.Join(acted, "; "))
 		}
 		return nil
+	}
+	var mu sync.Mutex
+	before := map[string]map[string]string{}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		v, err := versions(ctx, sd, r.Objects)
+		mu.Lock()
+		before[sd.Name] = v
+		mu.Unlock()
+		return err
+	}); err != nil {
+		return err
 	}
 	subj, orc, err := r.applyBoth(ctx, engine.ApplyOptions{})
 	if err != nil {
 		return err
 	}
-	if !rec.Check("no-op apply", assert(subj), subj.String()) {
-		return nil
-	}
-	rec.Check("oracle no-op apply", assert(orc), orc.String())
-	count := 0
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		live, err := sd.Present(ctx, r.Objects)
+	rec.Check(noop, assert(subj), subj.String())
+	rec.Check(oracleNop, assert(orc), orc.String())
+	same := func(ctx context.Context, sd *Side) error {
+		after, err := versions(ctx, sd, r.Objects)
 		if err != nil {
 			return err
 		}
-		if len(live) != len(r.Objects) {
-			return fmt.Errorf("%d of %d objects live", len(live), len(r.Objects))
-		}
-		if sd.Name == "subject" {
-			count = len(live)
-		}
-		return nil
-	}); err != nil {
-		rec.Check("objects unchanged on the cluster", err, "")
-		return nil
+		return sameVersions(before[sd.Name], after)
 	}
-	rec.Check("objects unchanged on the cluster", nil, fmt.Sprintf("%d live", count))
-	rec.Say("no-op apply (%s) on both sides; the estate's objects counted on the cluster are unchanged at %d", subj, count)
+	rec.Check(untouched, r.both(ctx, same), fmt.Sprintf("%d objects read on each side", len(r.Objects)))
+	rec.Claim([]string{noop, oracleNop, untouched}, "no-op apply (%s) on both sides, nothing acted on by name; all %d of the estate's objects keep their uid and resourceVersion on both clusters", subj, len(r.Objects))
 
-	victim := r.Objects[len(r.Objects)-1]
-	return rec.Break("delete", "deletes "+victim.Ref.String()+" out of band before the apply", func() (error, error) {
-		if err := r.Subject.Delete(ctx, victim.Ref); err != nil {
-			return nil, err
-		}
-		// This apply both measures and repairs: it recreates the object.
-		a, err := r.Subject.Engine.Apply(ctx, engine.ApplyOptions{})
-		if err != nil {
-			return nil, err
-		}
-		return assert(a), nil
+	victim := r.victim()
+	r.breakBoth(ctx, rec, Breaking{Name: "delete", Corruption: "deletes " + victim.Ref.String() + " out of band before the apply",
+		Victim: victim.Address, Covers: []string{noop}, OracleCovers: []string{oracleNop}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
+			// This apply measures and, on an engine that sees the
+			// deletion, repairs; deleted puts the copy back otherwise.
+			a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
+			if err != nil {
+				return nil, err
+			}
+			if sd.Name == "subject" {
+				return Measured{noop: assert(a)}, nil
+			}
+			return Measured{noop: assert(a), oracleNop: assert(a)}, nil
+		})
 	})
+	// The delete BREAK recreated the victim: read the versions anew.
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		v, err := versions(ctx, sd, r.Objects)
+		mu.Lock()
+		before[sd.Name] = v
+		mu.Unlock()
+		return err
+	}); err != nil {
+		return err
+	}
+	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.Ref.String() + " out of band",
+		Victim: victim.Ref.String(), Covers: []string{untouched}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.labelled(ctx, victim.Ref, func() (Measured, error) { return one(untouched, same(ctx, sd)), nil })
+	})
+	return nil
 }

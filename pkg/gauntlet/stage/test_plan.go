@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,58 +42,90 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
+	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
 	n := len(r.Objects)
-	assert := func(p *engine.Plan, want int) error {
-		if p.Counts.Import != want || p.Counts.Add != 0 || p.Counts.Destroy != 0 {
-			return fmt.Errorf("planned %s, want %d to import and nothing created or destroyed", p.Counts, want)
-		}
-		return nil
-	}
-	if !rec.Check("every object imported, none created or destroyed", assert(subj, n), fmt.Sprintf("%d to import", n)) {
-		return nil
-	}
-	rec.Check("same as the oracle", sameShape(subj, orc), "stock's plan from the same position has the same shape")
-	rec.Say("with no state file and one import block per live object (%d), %s planned %s, stock %s on the oracle cluster the same",
+	const (
+		imported = "every object imported, none created or destroyed"
+		same     = "same as the oracle"
+		rebuilt  = "the import apply bound every object in the state"
+		next     = "next plan empty"
+	)
+	assert := func(p *engine.Plan) error { return importsAll(p, imports) }
+	rec.Check(imported, errors.Join(assert(subj), assert(orc)), fmt.Sprintf("%d to import on each side", n))
+	rec.Check(same, sameShape(subj, orc), "stock's plan from the same position has the same shape")
+	rec.Claim([]string{imported, same}, "with no state file and one import block per live object (%d), %s planned %s, stock %s on the oracle cluster the same",
 		n, r.Subject.Engine.Engine.Profile.Name, subj.Counts, orc.Counts)
 	if f := residue(subj); f != "" {
 		rec.Say("the in-place updates are import residue, attributes no import can read back: %s", f)
 	}
 
 	dropped := imports[len(imports)-1]
-	if err := rec.Break("drop_import", "drops the import block for "+dropped.To, func() (error, error) {
-		if err := r.Subject.Engine.WriteImports(importsFile, imports[:len(imports)-1]); err != nil {
+	r.breakBoth(ctx, rec, Breaking{Name: "drop_import", Corruption: "drops the import block for " + dropped.To,
+		Victim: dropped.To, Covers: []string{imported, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		if err := corrupt(ctx, func() error { return sd.Engine.WriteImports(importsFile, imports[:len(imports)-1]) }); err != nil {
 			return nil, err
 		}
-		p, err := r.Subject.plan(ctx, planDefaults())
-		if werr := r.Subject.Engine.WriteImports(importsFile, imports); err == nil {
-			err = werr
+		p, err := sd.plan(ctx, planDefaults())
+		var m Measured
+		if err == nil {
+			m = Measured{imported: assert(p), same: sameShape(p, plans[otherSide(sd)])}
 		}
-		if err != nil {
-			return nil, err
-		}
-		return assert(p, n), nil
-	}); err != nil {
-		return err
-	}
+		return undoing(m, err, func() error { return sd.Engine.WriteImports(importsFile, imports) })
+	})
 
 	// Rebuild the state for the stages that follow: apply the imports.
 	a, o, err := r.applyBoth(ctx, engine.ApplyOptions{})
 	if err != nil {
 		return err
 	}
-	rec.Check("the import apply rebuilt the state", importedAll(a, n), a.String())
-	rec.Check("the oracle's import apply too", importedAll(o, n), o.String())
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		if err := sd.Engine.WriteImports(importsFile, nil); err != nil {
+	bound := func(ctx context.Context, sd *Side, applied engine.Applied) error {
+		l, err := sd.Engine.StateList(ctx)
+		if err != nil {
 			return err
 		}
-		return sd.planEmpty(ctx)
-	}); err != nil {
-		rec.Check("next plan empty", err, "")
-		return nil
+		var want []string
+		for _, im := range imports {
+			want = append(want, im.To)
+		}
+		return errors.Join(importedAll(applied, n), missingFrom(kubernetesOnly(l), want))
 	}
-	rec.Check("next plan empty", nil, "after the import apply, on both sides")
-	rec.Say("applying the imports rebuilt the state (%s) and the next plan is empty", a)
+	applied := map[string]engine.Applied{"subject": a, "oracle": o}
+	rec.Check(rebuilt, r.both(ctx, func(ctx context.Context, sd *Side) error { return bound(ctx, sd, applied[sd.Name]) }), a.String()+" on each side")
+	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + dropped.To + " from the rebuilt state",
+		Victim: dropped.To, Covers: []string{rebuilt}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.unbound(ctx, dropped.To, func() (Measured, error) { return one(rebuilt, bound(ctx, sd, applied[sd.Name])), nil })
+	})
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Engine.WriteImports(importsFile, nil) }); err != nil {
+		return err
+	}
+	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	rec.Claim([]string{rebuilt, next}, "applying the imports rebuilt the state (%s) and the next plan is empty", a)
+	return nil
+}
+
+// importsAll asserts a plan imports every address of imports and creates
+// or destroys nothing, naming each address that breaks it.
+func importsAll(p *engine.Plan, imports []engine.Import) error {
+	var diffs []string
+	for _, im := range imports {
+		c, ok := p.Find(im.To)
+		switch {
+		case !ok:
+			diffs = append(diffs, im.To+": not in the plan")
+		case !c.Importing:
+			diffs = append(diffs, im.To+": planned "+strings.Join(c.Actions, "+")+", not imported")
+		}
+	}
+	for _, c := range p.Actionable() {
+		if slices.Contains(c.Actions, "create") || slices.Contains(c.Actions, "delete") {
+			diffs = append(diffs, c.Address+": "+strings.Join(c.Actions, "+"))
+		}
+	}
+	if len(diffs) > 0 || p.Counts.Add != 0 || p.Counts.Destroy != 0 {
+		slices.Sort(diffs)
+		diffs = slices.Compact(diffs)
+		return fmt.Errorf("planned %s, want %d to import and nothing created or destroyed: %s", p.Counts, len(imports), strings.Join(diffs, "; "))
+	}
 	return nil
 }
 

@@ -2,25 +2,74 @@ package stage
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// planUnbound plans on the subject with address removed from its state,
-// then puts the state back exactly as it was: the BREAK for assertions
-// that depend on an object being bound by the state.
-func (r *Run) planUnbound(ctx context.Context, address string) (*engine.Plan, error) {
-	restore, err := r.backupState(r.Subject)
+// The corruptions BREAKs share. Each makes its change, measures, and puts
+// the world, the state or the input back before returning.
+
+// unbound removes address from a side's state (the engine's own state rm),
+// measures, and puts the state file back byte for byte.
+func (s *Side) unbound(ctx context.Context, address string, measure func() (Measured, error)) (Measured, error) {
+	restore, err := backupState(s)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.Subject.Engine.StateRm(ctx, address); err != nil {
-		restore()
+	if err := corrupt(ctx, func() error { _, err := s.Engine.StateRm(ctx, address); return err }); err != nil {
+		return undoing(nil, err, restore)
+	}
+	m, err := measure()
+	return undoing(m, err, restore)
+}
+
+// planUnbound plans with address removed from the side's state.
+func (s *Side) planUnbound(ctx context.Context, address string) (*engine.Plan, error) {
+	var p *engine.Plan
+	_, err := s.unbound(ctx, address, func() (Measured, error) {
+		var err error
+		p, err = s.plan(ctx, planDefaults())
 		return nil, err
-	}
-	p, err := r.Subject.plan(ctx, planDefaults())
-	if rerr := restore(); err == nil {
-		err = rerr
-	}
+	})
 	return p, err
 }
+
+// deleted deletes an object out of band, measures, and creates it again
+// from the copy read before.
+func (s *Side) deleted(ctx context.Context, o estate.Object, measure func() (Measured, error)) (Measured, error) {
+	u, err := s.Get(ctx, o)
+	if err != nil || u == nil {
+		return nil, fmt.Errorf("read %s before deleting it: %v", o, cmpErr(err, "not found"))
+	}
+	if err := corrupt(ctx, func() error { return s.Delete(ctx, o) }); err != nil {
+		return nil, err
+	}
+	m, err := measure()
+	return undoing(m, err, func() error { return s.Recreate(ctx, o, u) })
+}
+
+// breakLabel is the label a BREAK stamps on an object out of band.
+const breakLabel = "gauntlet-break"
+
+// labelled adds a stray label to an object out of band, measures, and
+// takes it away again.
+func (s *Side) labelled(ctx context.Context, o estate.Object, measure func() (Measured, error)) (Measured, error) {
+	if err := corrupt(ctx, func() error { return s.Patch(ctx, o, labelPatch(true)) }); err != nil {
+		return nil, err
+	}
+	m, err := measure()
+	return undoing(m, err, func() error { return s.Patch(ctx, o, labelPatch(false)) })
+}
+
+func labelPatch(add bool) string {
+	if add {
+		return `{"metadata":{"labels":{"` + breakLabel + `":"yes"}}}`
+	}
+	return `{"metadata":{"labels":{"` + breakLabel + `":null}}}`
+}
+
+// hasBreakLabel reports whether an object still carries the BREAK label.
+func hasBreakLabel(u *unstructured.Unstructured) bool { return u.GetLabels()[breakLabel] != "" }

@@ -1,0 +1,391 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// InputsSchema names the format of a run folder's inputs.json.
+const InputsSchema = "gauntlet.inputs/v1"
+
+// Inputs is everything a recorded run ran, by content: the Go files of the
+// runner's dependency closure, the estate's files, its corpus file's
+// sha256 and the pins of engine, oracle, providers and substrate. A proof
+// is stale as soon as one of them differs from the tree's: no hand-kept
+// path list, no git history needed (a shallow clone can check it).
+type Inputs struct {
+	Schema    string `json:"schema"`
+	Estate    string `json:"estate"`
+	Substrate string `json:"substrate"`
+	// Stages is the run's --stages selection; empty means every stage.
+	// Only selected stages get ledger rows.
+	Stages []string `json:"stages,omitempty"`
+	// Code maps each repository file compiled into the runner (and
+	// go.mod, go.sum) to its sha256.
+	Code map[string]string `json:"code"`
+	// EstateFiles maps each file under estates/<estate>/ to its sha256.
+	EstateFiles map[string]string `json:"estate_files"`
+	// Corpus is the sha256 of the estate's pinned corpus file, if any.
+	Corpus string `json:"corpus_sha256,omitempty"`
+	// Pins maps each pin the run used ("tool:tofu", "kind", "go", ...) to
+	// the sha256 of its pins.json entry and its tool module files.
+	Pins map[string]string `json:"pins"`
+}
+
+// Encode is the canonical inputs.json.
+func (in *Inputs) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(in, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("encode inputs: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// ParseInputs reads an inputs.json strictly.
+func ParseInputs(raw []byte) (*Inputs, error) {
+	var in Inputs
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("inputs.json: %w", err)
+	}
+	if in.Schema != InputsSchema {
+		return nil, fmt.Errorf("inputs.json: schema %q, want %q", in.Schema, InputsSchema)
+	}
+	return &in, nil
+}
+
+// Changed lists what differs between a recorded run's inputs and the
+// tree's now, by name ("pkg/gauntlet/runner.go", "pin tool:tofu"); empty
+// means the proof still describes this tree.
+func Changed(then, now *Inputs) []string {
+	var out []string
+	diff := func(prefix string, a, b map[string]string) {
+		for _, k := range unionKeys(a, b) {
+			va, okA := a[k]
+			vb, okB := b[k]
+			switch {
+			case !okA:
+				out = append(out, prefix+k+" (added)")
+			case !okB:
+				out = append(out, prefix+k+" (removed)")
+			case va != vb:
+				out = append(out, prefix+k)
+			}
+		}
+	}
+	diff("", then.Code, now.Code)
+	diff("", then.EstateFiles, now.EstateFiles)
+	diff("pin ", then.Pins, now.Pins)
+	if then.Corpus != now.Corpus {
+		out = append(out, "corpus file sha256")
+	}
+	return out
+}
+
+func unionKeys(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// RunnerPackage is the main package whose dependency closure a run is.
+const RunnerPackage = "./tools/gauntlet"
+
+// Tree computes the inputs of a run from a checkout's content.
+type Tree struct {
+	// Dir is the repository root.
+	Dir string
+	// code is the runner's closure, computed once.
+	code map[string]string
+	pins map[string]json.RawMessage
+	raw  pinsFile
+}
+
+type pinsFile struct {
+	Go            json.RawMessage   `json:"go"`
+	Tools         []json.RawMessage `json:"tools"`
+	Providers     []json.RawMessage `json:"providers"`
+	ProviderHosts json.RawMessage   `json:"provider_hosts"`
+	Kind          json.RawMessage   `json:"kind"`
+	Docker        json.RawMessage   `json:"docker"`
+}
+
+// NewTree reads the runner's Go closure (`go list -deps`, bounded by ctx)
+// and the pins of the checkout at dir.
+func NewTree(ctx context.Context, dir string) (*Tree, error) {
+	t := &Tree{Dir: dir}
+	code, err := goClosure(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	t.code = code
+	if err := t.readPins(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Inputs are what a run of estate on substrate would run from this tree.
+func (t *Tree) Inputs(estate, substrate string, stages []string) (*Inputs, error) {
+	in := &Inputs{Schema: InputsSchema, Estate: estate, Substrate: substrate, Stages: stages, Code: t.code, Pins: map[string]string{}}
+	edir := filepath.Join(t.Dir, "estates", estate)
+	files, err := hashTree(t.Dir, edir)
+	if err != nil {
+		return nil, fmt.Errorf("estate %s: %w", estate, err)
+	}
+	in.EstateFiles = files
+	if raw, err := os.ReadFile(filepath.Join(edir, "estate.yaml")); err == nil {
+		in.Corpus = corpusSHA(raw)
+	}
+	for _, name := range t.pinsFor(substrate) {
+		in.Pins[name] = hashBytes(t.pins[name])
+	}
+	return in, nil
+}
+
+// corpusSHA picks the corpus file's sha256 out of estate.yaml without
+// depending on the estate package's full schema.
+func corpusSHA(raw []byte) string {
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == "sha256" {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+// pinsFor names the pins a run on substrate uses: Go (it builds every
+// binary), the two CLIs, the providers and the substrate's own.
+func (t *Tree) pinsFor(substrate string) []string {
+	var names []string
+	for name := range t.pins {
+		switch {
+		case name == "go", name == "provider_hosts", strings.HasPrefix(name, "provider:"), strings.HasPrefix(name, "cli:"):
+		case substrate == "local" && strings.HasPrefix(name, "local:"):
+		case substrate == "kind" && (strings.HasPrefix(name, "kind:") || name == "kind" || name == "docker"):
+		default:
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// readPins splits third_party/pins.json into one entry per pin, each with
+// the tool module files (third_party/tools/<dir>/) it builds from.
+func (t *Tree) readPins() error {
+	path := filepath.Join(t.Dir, "third_party", "pins.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read pins: %w", err)
+	}
+	if err := json.Unmarshal(raw, &t.raw); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	t.pins = map[string]json.RawMessage{"go": t.raw.Go, "provider_hosts": t.raw.ProviderHosts}
+	if len(t.raw.Kind) > 0 {
+		t.pins["kind"] = t.raw.Kind
+	}
+	if len(t.raw.Docker) > 0 {
+		t.pins["docker"] = t.raw.Docker
+	}
+	providerTools := map[string]bool{}
+	for _, p := range t.raw.Providers {
+		var pv struct{ Namespace, Type, Tool string }
+		if err := json.Unmarshal(p, &pv); err != nil {
+			return fmt.Errorf("%s: provider: %w", path, err)
+		}
+		providerTools[pv.Tool] = true
+		t.pins["provider:"+pv.Namespace+"/"+pv.Type] = p
+	}
+	for _, tool := range t.raw.Tools {
+		var tp struct {
+			Name, Role, Group string
+			Wrapper           *struct{ Dir string }
+		}
+		if err := json.Unmarshal(tool, &tp); err != nil {
+			return fmt.Errorf("%s: tool: %w", path, err)
+		}
+		entry := append(json.RawMessage{}, tool...)
+		if tp.Wrapper != nil {
+			files, err := hashTree(t.Dir, filepath.Join(t.Dir, "third_party", "tools", tp.Wrapper.Dir))
+			if err != nil {
+				return fmt.Errorf("pin %s: %w", tp.Name, err)
+			}
+			fb, _ := json.Marshal(files) // map keys are sorted: canonical
+			entry = append(entry, fb...)
+		}
+		var key string
+		switch {
+		case tp.Role != "":
+			key = "cli:" + tp.Name
+		case providerTools[tp.Name]:
+			key = "provider:" + tp.Name
+		case tp.Group == "kind-node":
+			key = "kind:" + tp.Name
+		case tp.Group != "":
+			key = tp.Group + ":" + tp.Name
+		default:
+			key = "local:" + tp.Name
+		}
+		t.pins[key] = entry
+	}
+	return nil
+}
+
+// PinnedCLI is the pinned version of a CLI ("tofu") and, when its build is
+// reproducible, the sha256 of the exact binary.
+func (t *Tree) PinnedCLI(name string) (version, sha string, ok bool) {
+	raw, ok := t.pins["cli:"+name]
+	if !ok {
+		return "", "", false
+	}
+	var tp struct{ Version, SHA256 string }
+	// The entry may carry the module files' JSON after it: decode the first value.
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&tp); err != nil {
+		return "", "", false
+	}
+	return tp.Version, tp.SHA256, true
+}
+
+// goClosure hashes every repository file compiled into the runner: the Go
+// (and cgo, assembly, embedded) files of each main-module package in its
+// `go list -deps` closure, plus go.mod and go.sum for the modules outside.
+// Files embedded from third_party/ are the pins: they count per pin, so a
+// pin bump invalidates exactly the proofs that used it.
+func goClosure(ctx context.Context, dir string) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=Dir,ImportPath,Module,GoFiles,CgoFiles,CFiles,HFiles,SFiles,EmbedFiles", RunnerPackage)
+	cmd.Dir = dir
+	// Runs happen on Linux (the substrates need it): a status computed on
+	// another OS must see the same closure.
+	cmd.Env = append(os.Environ(), "GOOS=linux")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps %s (the runner's closure): %w: %s", RunnerPackage, err, strings.TrimSpace(stderr.String()))
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	code := map[string]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			Dir, ImportPath                                       string
+			Module                                                *struct{ Main bool }
+			GoFiles, CgoFiles, CFiles, HFiles, SFiles, EmbedFiles []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go list output: %w", err)
+		}
+		if p.Module == nil || !p.Module.Main {
+			continue
+		}
+		var files []string
+		for _, l := range [][]string{p.GoFiles, p.CgoFiles, p.CFiles, p.HFiles, p.SFiles} {
+			files = append(files, l...)
+		}
+		for _, f := range p.EmbedFiles {
+			if rel, err := filepath.Rel(root, filepath.Join(p.Dir, f)); err == nil && strings.HasPrefix(rel, "third_party"+string(filepath.Separator)) {
+				continue
+			}
+			files = append(files, f)
+		}
+		for _, f := range files {
+			abs := filepath.Join(p.Dir, f)
+			rel, err := filepath.Rel(root, abs)
+			if err != nil {
+				return nil, err
+			}
+			h, err := hashFile(abs)
+			if err != nil {
+				return nil, err
+			}
+			code[filepath.ToSlash(rel)] = h
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		h, err := hashFile(filepath.Join(root, f))
+		if errors.Is(err, fs.ErrNotExist) && f == "go.sum" {
+			continue // a module with no dependencies has none
+		}
+		if err != nil {
+			return nil, err
+		}
+		code[f] = h
+	}
+	return code, nil
+}
+
+// hashTree hashes every regular file under dir, keyed relative to root.
+func hashTree(root, dir string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		h, err := hashFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = h
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func hashFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hashBytes(b), nil
+}
+
+func hashBytes(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

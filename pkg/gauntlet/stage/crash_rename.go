@@ -1,0 +1,186 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
+	tfjson "github.com/hashicorp/terraform-json"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const (
+	crashRenameFile = "gauntlet_crash_rename.tf"
+	crashRenameAddr = "kubernetes_config_map_v1.crash_rename"
+)
+
+// renameWindow interrupts a create_before_destroy replace in its window:
+// the new object's create has committed, the old one is not yet destroyed.
+// Both must exist, the state must hold the old one as the address's
+// deposed object, the replan must destroy exactly that deposed object (as
+// stock's does from the same position), and one apply must leave the new
+// object alone with the next plan empty.
+func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) error {
+	oldObj, newObj := crashRenameObject(r, "a"), crashRenameObject(r, "b")
+	write := func(suffix string) error {
+		return r.both(ctx, func(ctx context.Context, sd *Side) error {
+			return sd.Root.WriteFile(crashRenameFile, crashRenameTF(r, suffix))
+		})
+	}
+	if err := write("a"); err != nil {
+		return err
+	}
+	if _, _, err := r.applyBoth(ctx, engine.ApplyOptions{}); err != nil {
+		return err
+	}
+	if err := write("b"); err != nil {
+		return err
+	}
+	exits := map[string]int{}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		code, err := interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "configmaps", Namespace: newObj.Ref.Namespace, Name: newObj.Ref.Name}, newObj.Ref)
+		r.mu.Lock()
+		exits[sd.Name] = code
+		r.mu.Unlock()
+		return err
+	}); err != nil {
+		return err
+	}
+	const (
+		window   = "the interrupted replace leaves both objects, the old one deposed in state"
+		deposed  = "the replan destroys exactly the deposed object"
+		same     = "the replan is the same as the oracle's"
+		finished = "one apply leaves the new object alone"
+		next     = "the plan after it is empty"
+	)
+	inWindow := func(ctx context.Context, sd *Side) error {
+		if exits[sd.Name] == 0 {
+			return fmt.Errorf("the interrupted apply exited 0 on %s", sd.Name)
+		}
+		for _, o := range []Object{oldObj, newObj} {
+			if u, err := sd.Get(ctx, o.Ref); err != nil || u == nil {
+				return fmt.Errorf("%s does not exist on %s after the interrupt (%v)", o.Ref, sd.Name, err)
+			}
+		}
+		st, err := sd.Engine.State(ctx)
+		if err != nil {
+			return err
+		}
+		return deposedIs(st, oldObj.Ref.Name)
+	}
+	rec.Check(window, r.both(ctx, inWindow), fmt.Sprintf("exit %d on the subject, %d on the oracle", exits["subject"], exits["oracle"]))
+	r.breakBoth(ctx, rec, Breaking{Name: "old_gone", Corruption: "deletes the old " + oldObj.Ref.String() + " out of band",
+		Victim: oldObj.Ref.String(), Covers: []string{window}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.deleted(ctx, oldObj.Ref, func() (Measured, error) { return one(window, inWindow(ctx, sd)), nil })
+	})
+	destroysDeposed := func(p *engine.Plan) error {
+		a := p.Actionable()
+		if len(a) != 1 || !strings.HasPrefix(a[0].Address, crashRenameAddr+" (deposed object") || strings.Join(a[0].Actions, "+") != "delete" || (p.Counts != engine.Counts{Destroy: 1}) {
+			return fmt.Errorf("%s: planned %s [%s], want exactly the deposed object's destroy", crashRenameAddr, p.Counts, strings.Join(shape(p), "; "))
+		}
+		return nil
+	}
+	subj, orc, err := r.planBoth(ctx, planDefaults())
+	if err != nil {
+		return err
+	}
+	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
+	rec.Check(deposed, errors.Join(destroysDeposed(subj), destroysDeposed(orc)), subj.Counts.String())
+	rec.Check(same, sameShape(subj, orc), "")
+	r.breakBoth(ctx, rec, Breaking{Name: "deposed_gone", Corruption: "deletes the deposed " + oldObj.Ref.String() + " out of band before the replan",
+		Victim: crashRenameAddr, Covers: []string{deposed, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.deleted(ctx, oldObj.Ref, func() (Measured, error) {
+			p, err := sd.plan(ctx, planDefaults())
+			if err != nil {
+				return nil, err
+			}
+			return Measured{deposed: destroysDeposed(p), same: sameShape(p, plans[otherSide(sd)])}, nil
+		})
+	})
+	if _, _, err := r.applyBoth(ctx, engine.ApplyOptions{}); err != nil {
+		return err
+	}
+	alone := func(ctx context.Context, sd *Side) error {
+		if u, err := sd.Get(ctx, newObj.Ref); err != nil || u == nil {
+			return fmt.Errorf("%s missing on %s (%v)", newObj.Ref, sd.Name, err)
+		}
+		if u, err := sd.Get(ctx, oldObj.Ref); err != nil || u != nil {
+			return fmt.Errorf("%s survived on %s (%v)", oldObj.Ref, sd.Name, err)
+		}
+		return nil
+	}
+	rec.Check(finished, r.both(ctx, alone), newObj.Ref.String())
+	copies := map[string]*unstructured.Unstructured{}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		u, err := sd.Get(ctx, newObj.Ref)
+		r.mu.Lock()
+		copies[sd.Name] = u
+		r.mu.Unlock()
+		return err
+	}); err != nil {
+		return err
+	}
+	r.breakBoth(ctx, rec, Breaking{Name: "old_back", Corruption: "creates the old " + oldObj.Ref.String() + " again out of band",
+		Victim: oldObj.Ref.String(), Covers: []string{finished}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		u := copies[sd.Name].DeepCopy()
+		u.SetName(oldObj.Ref.Name)
+		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, oldObj.Ref, u) }); err != nil {
+			return nil, err
+		}
+		return undoing(one(finished, alone(ctx, sd)), nil, func() error { return sd.Delete(ctx, oldObj.Ref) })
+	})
+	r.Objects = append(r.Objects, newObj)
+	r.checkPlanEmpty(ctx, rec, next, newObj)
+	rec.Claim([]string{window, deposed, same, finished, next}, "the create_before_destroy rename window was interrupted too: %s renamed %s -> %s was killed by SIGTERM the instant the new object's create response went out (exit %d), leaving both objects and the old one deposed in state; the replan destroyed exactly the deposed object (%s), as stock's did from the same position, and one apply left %s alone with the next plan empty",
+		crashRenameAddr, oldObj.Ref.Name, newObj.Ref.Name, exits["subject"], subj.Counts, newObj.Ref.Name)
+	return nil
+}
+
+// deposedIs asserts the state holds exactly one deposed object, named name.
+func deposedIs(st *tfjson.State, name string) error {
+	var deposed []string
+	if st != nil && st.Values != nil && st.Values.RootModule != nil {
+		for _, res := range st.Values.RootModule.Resources {
+			if res.Address == crashRenameAddr && res.DeposedKey != "" {
+				_, n := metadataOf(res.AttributeValues)
+				deposed = append(deposed, n)
+			}
+		}
+	}
+	if len(deposed) != 1 || deposed[0] != name {
+		return fmt.Errorf("%s: the state holds deposed objects %v, want exactly %s", crashRenameAddr, deposed, name)
+	}
+	return nil
+}
+
+// crashRenameTF is a create_before_destroy ConfigMap whose name ends in
+// suffix: a change of suffix is a replace, create first.
+func crashRenameTF(r *Run, suffix string) string {
+	return fmt.Sprintf(`# Written by gauntlet's crash stage (the create_before_destroy window).
+resource "kubernetes_config_map_v1" "crash_rename" {
+  metadata {
+    name      = "%s-crash-rename-%s"
+    namespace = %q
+  }
+  data = {
+    window = "create_before_destroy"
+  }
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+`, r.Spec.Prefix, suffix, r.Spec.Namespace)
+}
+
+func crashRenameObject(r *Run, suffix string) Object {
+	return Object{Address: crashRenameAddr, Type: "kubernetes_config_map_v1", Ref: estate.Object{
+		Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: r.Spec.Prefix + "-crash-rename-" + suffix}}
+}
+
+// deposedKey matches the random key of a deposed object in an address.
+var deposedKey = regexp.MustCompile(`\(deposed object [0-9a-f]+\)`)
