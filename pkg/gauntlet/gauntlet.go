@@ -24,6 +24,7 @@ type options struct {
 	enginePath  string
 	cacheDir    string
 	workDir     string
+	stateDir    string
 	logger      log.Logger
 	offline     bool
 	commit      string
@@ -54,6 +55,11 @@ func WithCacheDir(dir string) Option { return optionFunc(func(o *options) { o.ca
 // WithWorkDir is where roots and engine logs are written. Default: a new
 // temporary directory, removed after the run unless WithKeep.
 func WithWorkDir(dir string) Option { return optionFunc(func(o *options) { o.workDir = dir }) }
+
+// WithStateDir is where the run records what it starts, for the next
+// gauntlet process to clean up if this one is killed. Default:
+// runstate.DefaultDir(), where every gauntlet command looks.
+func WithStateDir(dir string) Option { return optionFunc(func(o *options) { o.stateDir = dir }) }
 
 // WithKeep keeps the work directory (roots, states, logs). Default: false.
 func WithKeep(keep bool) Option { return optionFunc(func(o *options) { o.keep = keep }) }

@@ -2,6 +2,7 @@ package gauntlet_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
@@ -68,25 +70,53 @@ func TestBadInputFailsBeforeAnyCluster(t *testing.T) {
 	}
 }
 
-// TestCancelledRunTearsDown cancels a run while its first stage works and
-// expects Run to return with both clusters gone.
+// TestCancelledRunTearsDown interrupts a run (as Ctrl-C does) while its
+// first stage works and expects Run to return a cancelled result - that
+// stage cancelled, the others not_run "cancelled", exit 130 - with both
+// clusters gone and the run's state record ended.
 func TestCancelledRunTearsDown(t *testing.T) {
 	s := spec(t)
 	testenv.Toolchain(t) // fail early, naming the command, if the toolchain is missing
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := &cancelOnStage{stage: "cold_deploy", cancel: cancel}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	logs := &cancelOnStage{stage: "cold_deploy", cancel: func() { cancel(gauntlet.SignalCause{Sig: os.Interrupt}) }}
 	start := time.Now()
-	work := t.TempDir()
-	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithLogger(logs), gauntlet.WithStages("cold_deploy"), gauntlet.WithWorkDir(work))
-	if err == nil && res.Clear() {
-		t.Fatalf("a cancelled run is clear")
+	work, state := t.TempDir(), t.TempDir()
+	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithLogger(logs), gauntlet.WithStages("cold_deploy", "migrate"),
+		gauntlet.WithWorkDir(work), gauntlet.WithStateDir(state))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 2*time.Minute {
 		t.Errorf("cancelled run took %s", d)
 	}
+	if res.Clear() || res.ExitCode != 130 {
+		t.Errorf("cancelled run: clear %v, exit %d; want not clear, 130", res.Clear(), res.ExitCode)
+	}
+	if c := res.Cancelled; c == nil || c.Stage != "cold_deploy" || c.Signal != "interrupt" {
+		t.Fatalf("cancellation %+v, want cold_deploy by interrupt", c)
+	}
+	for _, st := range res.Stages {
+		switch st.ID {
+		case "cold_deploy":
+			if st.Verdict != result.Cancelled {
+				t.Errorf("%s: %s, want cancelled", st.ID, st.Verdict)
+			}
+		case "migrate":
+			if st.Verdict != result.NotRun || st.Reason != "cancelled" {
+				t.Errorf("%s: %s %q, want not_run \"cancelled\"", st.ID, st.Verdict, st.Reason)
+			}
+		default:
+			if st.Verdict != result.NotRun || st.Reason != "not selected for this run" {
+				t.Errorf("%s: %s %q, want not_run \"not selected for this run\"", st.ID, st.Verdict, st.Reason)
+			}
+		}
+	}
 	if dirs, _ := filepath.Glob(filepath.Join(work, "gauntlet-local-*")); len(dirs) > 0 {
 		t.Errorf("clusters left behind: %v", dirs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "*")); len(left) > 0 {
+		t.Errorf("the run's state record outlived it: %v", left)
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
@@ -22,6 +24,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/runstate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
@@ -42,17 +45,50 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		opt.apply(o)
 	}
 	start := time.Now()
+	SweepKilled(ctx, o.stateDir, o.logger)
 	pre, err := check(ctx, spec, o)
 	if err != nil {
 		return nil, err
 	}
+	// Everything this run starts is recorded, so that if it is killed
+	// the next gauntlet process ends and removes what it left; End (run
+	// last, after the teardown stack) ends what the teardown missed.
+	state, err := runstate.Open(o.stateDir, "run "+spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	reapCtx, stopReap := context.WithCancel(context.Background())
+	defer func() {
+		stopReap()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := state.End(ctx)
+		if err != nil {
+			o.logger.Warnf("teardown: %v", err)
+		}
+		if len(c.Killed)+len(c.Unmounted) > 0 {
+			o.logger.Warnf("teardown: %s", c)
+		}
+	}()
+	if err := runstate.BecomeSubreaper(); err != nil {
+		o.logger.Warnf("%v: provider plugins orphaned by a dead engine are only found by their process group", err)
+	}
+	go state.Reap(reapCtx)
+	track := func(pid int) {
+		if err := state.Group(pid); err != nil {
+			o.logger.Warnf("%v", err)
+		}
+	}
+	pre.subject.OnEveryStart(track)
+	pre.oracle.OnEveryStart(track)
+	plans := &planTally{byKubeconfig: map[string]planCount{}}
+	pre.subject.OnEveryCall(plans.add)
+	pre.oracle.OnEveryCall(plans.add)
+
 	work := o.workDir
 	if work == "" {
 		if work, err = os.MkdirTemp("", "gauntlet-run-"+spec.Name+"-"); err != nil {
 			return nil, err
-		}
-		if !o.keep {
-			defer os.RemoveAll(work)
 		}
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
@@ -60,6 +96,12 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	// Engines run in other directories: every path they get is absolute.
 	if work, err = filepath.Abs(work); err != nil {
 		return nil, err
+	}
+	if !o.keep && o.workDir == "" {
+		if err := state.Dir(work); err != nil {
+			os.RemoveAll(work)
+			return nil, err
+		}
 	}
 
 	td := &teardown{log: o.logger}
@@ -71,40 +113,78 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		td.run()
 	}()
 
-	prov, err := provider(o, pre, work)
-	if err != nil {
-		return nil, err
-	}
-	sides, err := startSides(ctx, prov, td, o)
-	if err != nil {
-		return nil, err
-	}
-	r := &stage.Run{Spec: spec, Log: o.logger, Substrate: sides[0].Cluster.Capabilities(), Sabotage: o.sabotage}
-	for i, name := range []string{"subject", "oracle"} {
-		if err := prepareSide(ctx, sides[i], spec, pre, work, name, o); err != nil {
-			return nil, err
-		}
-	}
-	r.Subject, r.Oracle = sides[0], sides[1]
-	r.Fresh = func(sd *stage.Side, name string) (*estate.Root, error) {
-		return spec.Materialise(filepath.Join(work, sd.Name+"-"+name), pre.sourceFile, o.substrate, providersTF(pre.tc.Pins))
-	}
 	res = &result.Run{
 		Estate:    estateResult(spec),
 		Subject:   engineResult(pre.subject, pre.tc, "tofu", o.enginePath != ""),
 		Oracle:    engineResult(pre.oracle, pre.tc, "terraform", false),
-		Substrate: sides[0].Cluster.Substrate(),
 		Commit:    o.commit,
 		StartedAt: start.UTC(),
 		Reproduce: o.reproduce,
 		Sabotaged: o.sabotage,
 	}
-	runStages(ctx, r, res, o)
+	mountRoot := func(dir string) {
+		if err := state.MountRoot(dir); err != nil {
+			o.logger.Warnf("%v", err)
+		}
+	}
+	prov, err := provider(o, pre, work, track, mountRoot)
+	if err != nil {
+		return nil, err
+	}
+	sides, err := startSides(ctx, prov, td, o)
+	if err == nil {
+		for i, name := range []string{"subject", "oracle"} {
+			if err = prepareSide(ctx, sides[i], spec, pre, work, name, o); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		// Stopped before the first stage: a cancelled run, not a broken one.
+		res.Cancelled = cancellation(ctx, "")
+		o.logger.Infof("cancelled (%s) before the first stage: %v", res.Cancelled.Signal, err)
+		for _, st := range stage.All() {
+			res.Stages = append(res.Stages, result.Stage{ID: st.ID(), Title: st.Title(), Headline: st.Headline(),
+				Requirements: st.Requirements(), Verdict: result.NotRun, Reason: cancelledReason})
+		}
+		res.Duration = time.Since(start)
+		res.ExitCode = cancelExitCode(ctx)
+		return res, nil
+	}
+	res.Substrate = sides[0].Cluster.Substrate()
+	r := &stage.Run{Spec: spec, Log: o.logger, Substrate: sides[0].Cluster.Capabilities(), Sabotage: o.sabotage}
+	r.Subject, r.Oracle = sides[0], sides[1]
+	r.Fresh = func(sd *stage.Side, name string) (*estate.Root, error) {
+		return spec.Materialise(filepath.Join(work, sd.Name+"-"+name), pre.sourceFile, o.substrate, providersTF(pre.tc.Pins))
+	}
+	runStages(ctx, r, res, o, plans)
 	res.Duration = time.Since(start)
-	if !res.Clear() {
+	switch {
+	case res.Cancelled != nil:
+		res.ExitCode = cancelExitCode(ctx)
+	case !res.Clear():
 		res.ExitCode = 1
 	}
 	return res, nil
+}
+
+// SweepKilled ends and removes what gauntlet processes killed with
+// SIGKILL left (see runstate.Sweep), saying what it cleaned. Every
+// gauntlet command calls it first; Run does too. stateDir "" is
+// runstate.DefaultDir(). Bounded to 30 s.
+func SweepKilled(ctx context.Context, stateDir string, l log.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cleaned, err := runstate.Sweep(ctx, stateDir)
+	for _, c := range cleaned {
+		l.Warnf("cleaned up after gauntlet process %d (%s), which was killed: %s", c.Owner.PID, c.Command, c)
+	}
+	if err != nil {
+		l.Warnf("cleaning up after killed gauntlet processes: %v", err)
+	}
 }
 
 // teardown is a stack of cleanups run once, in reverse, whatever happens.
@@ -134,13 +214,13 @@ func (t *teardown) run() {
 	}
 }
 
-func provider(o *options, pre *preflight, work string) (func(i int) cluster.Provider, error) {
+func provider(o *options, pre *preflight, work string, track func(pid int), mountRoot func(string)) (func(i int) cluster.Provider, error) {
 	switch o.substrate {
 	case "local":
-		p := local.New(pre.tc, local.WithLogger(o.logger), local.WithParentDir(work))
+		p := local.New(pre.tc, local.WithLogger(o.logger), local.WithParentDir(work), local.WithStarted(track))
 		return func(int) cluster.Provider { return p }, nil
 	case "kind":
-		opts := []kind.Option{kind.WithLogger(o.logger), kind.WithOffline(o.offline)}
+		opts := []kind.Option{kind.WithLogger(o.logger), kind.WithOffline(o.offline), kind.WithTrack(track, mountRoot)}
 		if o.cacheDir != "" {
 			opts = append(opts, kind.WithCacheDir(o.cacheDir))
 		}
@@ -222,17 +302,34 @@ func prepareSide(ctx context.Context, sd *stage.Side, spec *estate.Spec, pre *pr
 	return err
 }
 
-// runStages runs every stage in order and records its result.
-func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options) {
+// runStages runs every stage in order and records its result. Once ctx
+// is cancelled the stage it interrupted is cancelled and every later one
+// is not_run "cancelled": a stopped run is not a failed engine.
+func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, plans *planTally) {
 	verdicts := map[string]result.Verdict{}
 	byID := map[string]result.Stage{}
 	for _, st := range stage.All() {
 		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: st.Headline(), Requirements: st.Requirements()}
-		if reason := notRunReason(st, r, verdicts, o); reason != "" {
+		switch reason := notRunReason(st, r, verdicts, o, res.Cancelled != nil); {
+		case reason != "":
 			sr.Verdict, sr.Reason = result.NotRun, reason
 			o.logger.Infof("stage %-20s not run: %s", st.ID(), reason)
-		} else {
-			sr = runOne(ctx, st, r, sr, o)
+		case ctx.Err() != nil:
+			// Stopped between two stages: this one was next.
+			res.Cancelled = cancellation(ctx, st.ID())
+			sr.Verdict = result.Cancelled
+			sr.Detail = fmt.Sprintf("Cancelled by %s before it started.", res.Cancelled.Signal)
+		default:
+			sr = runOne(ctx, st, r, sr, o, plans)
+			if ctx.Err() != nil {
+				res.Cancelled = cancellation(ctx, st.ID())
+				sr.Verdict = result.Cancelled
+				sr.Detail = strings.TrimSpace(fmt.Sprintf("Cancelled by %s after %s; it had recorded: %s",
+					res.Cancelled.Signal, sr.Duration.Round(100*time.Millisecond), orNothing(sr.Detail)))
+			}
+		}
+		if sr.Verdict == result.Cancelled {
+			o.logger.Infof("stage %-20s cancelled (%s): the remaining stages do not run", st.ID(), res.Cancelled.Signal)
 		}
 		verdicts[st.ID()] = sr.Verdict
 		byID[st.ID()] = sr
@@ -245,7 +342,56 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options) {
 	}
 }
 
-func notRunReason(st stage.Stage, r *stage.Run, verdicts map[string]result.Verdict, o *options) string {
+// cancelledReason is the reason of every stage a cancellation kept from
+// running.
+const cancelledReason = "cancelled"
+
+func orNothing(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "nothing"
+	}
+	return s
+}
+
+// SignalCause is the cause to cancel a run's context with when a signal
+// stops it (context.WithCancelCause): the result then names the signal
+// and the exit code is 128+its number, as a shell reports it.
+type SignalCause struct{ Sig os.Signal }
+
+func (c SignalCause) Error() string     { return "stopped by " + c.Sig.String() }
+func (c SignalCause) Signal() os.Signal { return c.Sig }
+
+// cancellation says how ctx was stopped, during stage (empty before the
+// first one).
+func cancellation(ctx context.Context, stage string) *result.Cancellation {
+	cause := context.Cause(ctx)
+	var sc SignalCause
+	switch {
+	case errors.As(cause, &sc):
+		return &result.Cancellation{Stage: stage, Signal: sc.Sig.String()}
+	case cause != nil:
+		return &result.Cancellation{Stage: stage, Signal: strings.TrimPrefix(cause.Error(), "context ")}
+	}
+	return &result.Cancellation{Stage: stage, Signal: "cancelled"}
+}
+
+// cancelExitCode is 128+signal for a run a signal stopped (130 for
+// SIGINT, 143 for SIGTERM), else 1.
+func cancelExitCode(ctx context.Context) int {
+	var sc SignalCause
+	if errors.As(context.Cause(ctx), &sc) {
+		if n, ok := sc.Sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+	}
+	return 1
+}
+
+// notRunReason says why a stage does not run, or is empty. A cancelled
+// run keeps the reasons a stage would never have run for (the estate
+// skips it, it was not selected, the engine cannot) and says "cancelled"
+// for the rest.
+func notRunReason(st stage.Stage, r *stage.Run, verdicts map[string]result.Verdict, o *options, cancelled bool) string {
 	if why, ok := r.Spec.Skip[st.ID()]; ok {
 		return "the estate skips it: " + why
 	}
@@ -257,6 +403,9 @@ func notRunReason(st stage.Stage, r *stage.Run, verdicts map[string]result.Verdi
 		if !prof.Has(c) {
 			return fmt.Sprintf("engine %s %s has no %s", prof.Name, prof.Version, c)
 		}
+	}
+	if cancelled {
+		return cancelledReason
 	}
 	for _, dep := range st.After() {
 		if v := verdicts[dep]; v != result.Pass && !(o.sabotage && v == result.Fail) {
@@ -289,12 +438,13 @@ func needed(id string, only []string) bool {
 	return false
 }
 
-func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, o *options) (out result.Stage) {
+func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, o *options, plans *planTally) (out result.Stage) {
 	o.logger.Infof("stage %-20s started", st.ID())
 	rec := stage.NewRecorder()
 	calls0 := [2]int{r.Subject.Calls(), r.Oracle.Calls()}
 	time0 := [2]time.Duration{r.Subject.CallTime(), r.Oracle.CallTime()}
 	reqs0 := [2]int{r.Subject.Proxy.Total(), r.Oracle.Proxy.Total()}
+	plans0 := [2]planCount{plans.get(r.Subject.Engine.Kubeconfig), plans.get(r.Oracle.Engine.Kubeconfig)}
 	start := time.Now()
 	err := func() (err error) {
 		defer func() {
@@ -311,6 +461,11 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 	rec.Figure("oracle.engine_ms", int((r.Oracle.CallTime() - time0[1]).Milliseconds()))
 	rec.Figure("subject.api_requests", r.Subject.Proxy.Total()-reqs0[0])
 	rec.Figure("oracle.api_requests", r.Oracle.Proxy.Total()-reqs0[1])
+	for i, sd := range []*stage.Side{r.Subject, r.Oracle} {
+		p := plans.get(sd.Engine.Kubeconfig)
+		rec.Figure(sd.Name+".plans", p.plans-plans0[i].plans)
+		rec.Figure(sd.Name+".planned_changes", p.changes-plans0[i].changes)
+	}
 	var mismatch *engine.SummaryMismatch
 	if errors.As(err, &mismatch) {
 		// The engine's two accounts of one plan disagree: a finding about
@@ -329,8 +484,39 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 	default:
 		sr.Verdict = result.Pass
 	}
-	o.logger.Infof("stage %-20s %s in %s", st.ID(), sr.Verdict, sr.Duration.Round(100*time.Millisecond))
+	if ctx.Err() == nil { // else runStages says it was cancelled
+		o.logger.Infof("stage %-20s %s in %s", st.ID(), sr.Verdict, sr.Duration.Round(100*time.Millisecond))
+	}
 	return sr
+}
+
+// planTally counts, per side (each side's workspaces share its
+// kubeconfig), the calls that printed a plan and the changes those plans
+// counted: figures a repeated run must reproduce exactly.
+type planTally struct {
+	mu           sync.Mutex
+	byKubeconfig map[string]planCount
+}
+
+type planCount struct{ plans, changes int }
+
+func (t *planTally) add(ws *engine.Workspace, c engine.Call) {
+	n, ok := engine.PrintedPlan(c.Output)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.byKubeconfig[ws.Kubeconfig]
+	p.plans++
+	p.changes += n.Import + n.Add + n.Change + n.Destroy
+	t.byKubeconfig[ws.Kubeconfig] = p
+}
+
+func (t *planTally) get(kubeconfig string) planCount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byKubeconfig[kubeconfig]
 }
 
 func estateResult(s *estate.Spec) result.Estate {

@@ -39,17 +39,9 @@ func runBench(ctx context.Context, args []string) error {
 	if *verbose {
 		l = log.New(os.Stderr)
 	}
-	var runs []*result.Run
-	var walls []time.Duration
-	for i := 0; i < *n; i++ {
-		start := time.Now()
-		res, err := gauntlet.Run(ctx, spec, gauntlet.WithLogger(l), gauntlet.WithSubstrate(*substrate))
-		if err != nil {
-			return err
-		}
-		walls = append(walls, time.Since(start))
-		fmt.Fprintf(os.Stderr, "run %d/%d: %s in %s (clear=%v)\n", i+1, *n, spec.Name, walls[i].Round(100*time.Millisecond), res.Clear())
-		runs = append(runs, res)
+	runs, walls, err := runMany(ctx, spec, *n, *substrate, l)
+	if err != nil {
+		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\tmedian\tmin\tmax\tengine floor\tsubject calls\toracle calls\tsubject requests\toracle requests\t")
@@ -82,4 +74,25 @@ func runBench(ctx context.Context, args []string) error {
 			float64(walls[len(walls)/2])/float64(floor), walls[len(walls)/2].Round(100*time.Millisecond), floor.Round(100*time.Millisecond))
 	}
 	return nil
+}
+
+// runMany runs the estate n times on the substrate, one after the other,
+// saying after each how it went. A cancelled run ends the series.
+func runMany(ctx context.Context, spec *estate.Spec, n int, substrate string, l log.Logger) ([]*result.Run, []time.Duration, error) {
+	var runs []*result.Run
+	var walls []time.Duration
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		res, err := gauntlet.Run(ctx, spec, gauntlet.WithLogger(l), gauntlet.WithSubstrate(substrate))
+		if err != nil {
+			return nil, nil, fmt.Errorf("run %d/%d: %w", i+1, n, err)
+		}
+		if res.Cancelled != nil {
+			return nil, nil, fmt.Errorf("run %d/%d was cancelled (%s during %q)", i+1, n, res.Cancelled.Signal, res.Cancelled.Stage)
+		}
+		walls = append(walls, time.Since(start))
+		fmt.Fprintf(os.Stderr, "run %d/%d: %s in %s (clear=%v)\n", i+1, n, spec.Name, walls[i].Round(100*time.Millisecond), res.Clear())
+		runs = append(runs, res)
+	}
+	return runs, walls, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/kubeconfig"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/runstate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
@@ -30,7 +31,19 @@ func runCluster(ctx context.Context, args []string) error {
 		return err
 	}
 	l := log.New(os.Stderr)
-	p, err := provider(ctx, *substrate, *dir, *kubeconfigPath, &tf, l)
+	// Recorded like a run, so a SIGKILL leaves nothing past the next command.
+	state, err := runstate.Open("", "cluster up "+*name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := state.End(sctx); err != nil {
+			l.Warnf("%v", err)
+		}
+	}()
+	p, err := provider(ctx, *substrate, *dir, *kubeconfigPath, &tf, l, state)
 	if err != nil {
 		return err
 	}
@@ -38,6 +51,9 @@ func runCluster(ctx context.Context, args []string) error {
 	c, err := p.Start(ctx, *name)
 	if err != nil {
 		return err
+	}
+	if lc, ok := c.(*local.Cluster); ok {
+		state.Dir(lc.Dir())
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -54,14 +70,19 @@ func runCluster(ctx context.Context, args []string) error {
 }
 
 // provider builds the cluster provider for a substrate name.
-func provider(ctx context.Context, substrate, dir, kubeconfigPath string, tf *toolchainFlags, l log.Logger) (cluster.Provider, error) {
+func provider(ctx context.Context, substrate, dir, kubeconfigPath string, tf *toolchainFlags, l log.Logger, state *runstate.State) (cluster.Provider, error) {
+	group := func(pid int) {
+		if err := state.Group(pid); err != nil {
+			l.Warnf("%v", err)
+		}
+	}
 	switch substrate {
 	case "local":
 		tc, err := toolchain.Resolve(ctx, tf.options(l, toolchain.WithTools(local.Tools()...))...)
 		if err != nil {
 			return nil, err
 		}
-		opts := []local.Option{local.WithLogger(l)}
+		opts := []local.Option{local.WithLogger(l), local.WithStarted(group)}
 		if dir != "" {
 			opts = append(opts, local.WithParentDir(dir))
 		}
@@ -71,7 +92,7 @@ func provider(ctx context.Context, substrate, dir, kubeconfigPath string, tf *to
 		if err != nil {
 			return nil, err
 		}
-		opts := []kind.Option{kind.WithLogger(l), kind.WithOffline(tf.offline)}
+		opts := []kind.Option{kind.WithLogger(l), kind.WithOffline(tf.offline), kind.WithTrack(group, func(d string) { state.MountRoot(d) })}
 		if dir != "" {
 			opts = append(opts, kind.WithDir(dir))
 		}

@@ -4,6 +4,7 @@
 //	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR]
 //	gauntlet status [--requirements ID,... | --require-all | --hygiene] [--json] [--md FILE]
 //	gauntlet list
+//	gauntlet bench <estate> [-n N] | soak <estate> [-n N]
 //	gauntlet corpus fetch | import DIR
 //	gauntlet toolchain [--cache DIR] [--offline] [--tool NAME=PATH]...
 //	gauntlet cluster up [--substrate local|kind|kubeconfig] [--dir DIR]
@@ -18,6 +19,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
 type command struct {
@@ -30,6 +34,7 @@ func commands() []command {
 	return []command{
 		{"run", "run an estate's gauntlet and write its evidence", runRun},
 		{"list", "list the estates", runList},
+		{"soak", "run an estate n times and report any stage whose verdicts or figures differ", runSoak},
 		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},
 		{"corpus", "fetch or import the pinned corpus files into the cache", runCorpus},
 		{"status", "requirement coverage and proof from the conformance ledger", runStatus},
@@ -48,13 +53,25 @@ func run(args []string) int {
 		usage()
 		return 2
 	}
-	// Ctrl-C cancels the context so every cluster and engine is torn down.
+	// Ctrl-C cancels the context, with the signal as its cause, so every
+	// cluster and engine is torn down and a run says it was cancelled.
 	// Later signals are still caught (go run forwards its own, so two
 	// arrive at once): teardown is bounded and always finishes.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "gauntlet: %s: stopping and cleaning up (bounded; further signals are ignored)\n", sig)
+		cancel(gauntlet.SignalCause{Sig: sig})
+	}()
 	for _, c := range commands() {
 		if c.name == args[0] {
+			// What a gauntlet process killed with SIGKILL left - process
+			// groups, adopted orphans, temp dirs, mounts - ends here.
+			gauntlet.SweepKilled(ctx, "", log.New(os.Stderr))
 			err := c.run(ctx, args[1:])
 			if err == nil {
 				return 0
@@ -66,6 +83,12 @@ func run(args []string) int {
 			var ec exitCoder
 			if errors.As(err, &ec) {
 				return ec.ExitCode()
+			}
+			var sc gauntlet.SignalCause
+			if errors.As(context.Cause(ctx), &sc) {
+				if n, ok := sc.Sig.(syscall.Signal); ok {
+					return 128 + int(n)
+				}
 			}
 			return 1
 		}

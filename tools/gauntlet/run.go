@@ -16,10 +16,16 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
-// runExit carries the run's exit code (1 when not clear) to main.
+// runExit carries the run's exit code (1 when not clear, 128+signal when
+// a signal cancelled it) to main.
 type runExit int
 
-func (e runExit) Error() string { return fmt.Sprintf("the run is not clear (exit %d)", int(e)) }
+func (e runExit) Error() string {
+	if e > 128 {
+		return fmt.Sprintf("the run was cancelled (exit %d)", int(e))
+	}
+	return fmt.Sprintf("the run is not clear (exit %d)", int(e))
+}
 func (e runExit) ExitCode() int { return int(e) }
 
 func runRun(ctx context.Context, args []string) error {

@@ -44,6 +44,9 @@ type options struct {
 	hostCLI  string
 	own      bool
 	offline  bool
+	// group and mountRoot record what an own engine starts (WithTrack).
+	group     func(pid int)
+	mountRoot func(dir string)
 }
 
 // WithCacheDir is where the packages, the extracted engine and its data
@@ -63,6 +66,14 @@ func WithOwnEngine() Option { return optionFunc(func(o *options) { o.own = true 
 // WithOffline makes Ensure fail instead of downloading packages that are
 // not cached. Default: download when needed.
 func WithOffline(offline bool) Option { return optionFunc(func(o *options) { o.offline = offline }) }
+
+// WithTrack tells group the pid of the dockerd gauntlet starts (it leads
+// its own process group) and mountRoot each directory under which dockerd
+// mounts, so a run's state record lets the next gauntlet process end and
+// unmount what a killed one left. Default: nothing is told.
+func WithTrack(group func(pid int), mountRoot func(dir string)) Option {
+	return optionFunc(func(o *options) { o.group, o.mountRoot = group, mountRoot })
+}
 
 // Engine is a Docker engine that answers.
 type Engine struct {

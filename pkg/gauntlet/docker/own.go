@@ -198,9 +198,16 @@ func startDockerd(ctx context.Context, o *options, root, dir, execDir, host, wra
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
+	if o.mountRoot != nil {
+		o.mountRoot(execDir)
+		o.mountRoot(filepath.Join(dir, "data"))
+	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start dockerd: %w", err)
+	}
+	if o.group != nil {
+		o.group(cmd.Process.Pid)
 	}
 	e := &Engine{Host: host, BinDir: filepath.Join(root, "usr", "bin"), Owned: true, RuncWrapped: wrapper != "",
 		dir: dir, execDir: execDir, proc: cmd.Process, exited: make(chan struct{}), logger: o.logger}

@@ -24,7 +24,20 @@ type Engine struct {
 	Bin       string
 	Profile   Profile
 	cliConfig string
+	started   func(pid int)
+	called    func(*Workspace, Call)
 }
+
+// OnEveryCall calls f after every call this Engine's workspaces make
+// (e.g. to tally plans per stage). Call it before any workspace runs.
+func (e *Engine) OnEveryCall(f func(*Workspace, Call)) { e.called = f }
+
+// OnEveryStart calls f with the pid of every engine process this Engine's
+// workspaces start. Each leads its own process group, with the provider
+// plugins it starts inside it, so a run can record the group and end
+// whatever of it survives (see runstate). Call it before any workspace
+// runs.
+func (e *Engine) OnEveryStart(f func(pid int)) { e.started = f }
 
 // New detects the engine at bin. cliConfig is the CLI config every call
 // runs with (the toolchain's mirror-only config), never the machine's.
@@ -157,12 +170,17 @@ func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (
 	cmd.Env = append(w.env(), o.env...)
 	tee := &teeWriter{a: &out, b: logf, watch: o.watch}
 	cmd.Stdout, cmd.Stderr = tee, tee
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own group: the plugins it starts are in it too, so the group
+	// names everything of this call even after the engine itself is gone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+	}
+	if w.Engine.started != nil {
+		w.Engine.started(cmd.Process.Pid)
 	}
 	if o.started != nil {
 		o.started(cmd.Process)
@@ -175,6 +193,9 @@ func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (
 	w.mu.Lock()
 	w.calls = append(w.calls, call)
 	w.mu.Unlock()
+	if w.Engine.called != nil {
+		w.Engine.called(w, call)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)

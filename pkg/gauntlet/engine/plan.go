@@ -213,6 +213,10 @@ var (
 	noChangeRE = regexp.MustCompile(`(?m)^No changes\.`)
 )
 
+// PrintedPlan reads the plan summary a call printed ("Plan: 1 to add,
+// ..." or "No changes."), if it printed one.
+func PrintedPlan(output string) (Counts, bool) { return parsePlanLine(output) }
+
 // parsePlanLine reads the CLI's summary; "No changes." is all zeros.
 func parsePlanLine(out string) (Counts, bool) {
 	if m := planLineRE.FindStringSubmatch(out); m != nil {

@@ -12,20 +12,18 @@ import (
 type assessment struct {
 	result.Assessment
 	substrate string
+	// cancelled is cancelledSentence(r): it names the stage by its title.
+	cancelled string
 }
 
 func assess(r *result.Run) assessment {
-	return assessment{Assessment: r.Assess(), substrate: r.Substrate}
+	return assessment{Assessment: r.Assess(), substrate: r.Substrate, cancelled: cancelledSentence(r)}
 }
 
 // verdictSentence is the page's one-line answer to "is the run clear?".
 func (a assessment) verdictSentence() string {
 	if a.Cancelled != nil {
-		where := "before the first stage"
-		if a.Cancelled.Stage != "" {
-			where = "during " + a.Cancelled.Stage
-		}
-		return fmt.Sprintf("Cancelled (%s) %s: the run was stopped, not failed; what did not run is not run.", a.Cancelled.Signal, where)
+		return a.cancelled
 	}
 	if a.Sabotaged {
 		return "Not clear: a sabotaged run (every BREAK's corruption skipped, to test the BREAKs themselves) is never clear."

@@ -19,6 +19,8 @@ func verdictWord(v result.Verdict) string {
 		return "fail"
 	case result.NotRun:
 		return "not run"
+	case result.Cancelled:
+		return "cancelled"
 	}
 	return fmt.Sprintf("unknown verdict %q", string(v))
 }
@@ -32,6 +34,8 @@ func verdictPhrase(v result.Verdict) string {
 		return "fails"
 	case result.NotRun:
 		return "did not run"
+	case result.Cancelled:
+		return "was cancelled"
 	}
 	return fmt.Sprintf("has unknown verdict %q", string(v))
 }

@@ -46,11 +46,19 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure"`
+	Error     *junitError   `xml:"error"`
 	Skipped   *junitSkipped `xml:"skipped"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// junitError is a case that could not finish: a cancelled stage.
+type junitError struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",chardata"`
@@ -68,10 +76,11 @@ type junitSkipped struct {
 // <skipped> carrying the reason, since a skip is never a pass; a verdict
 // this package does not know is a <failure>. A BREAK that failed its
 // assertion passes; one that did not is a <failure> "assertion not
-// load-bearing". The suite's tests, failures and skipped count the cases;
-// errors is always 0 (the model has no errored stage). The suite carries
-// the run's engine, oracle, substrate, commit, exit code, clear and
-// reproduce command as properties.
+// load-bearing". A cancelled stage is an <error> of type "cancelled"
+// naming what stopped it. The suite's tests, failures, errors and skipped
+// count the cases. The suite carries the run's engine, oracle, substrate,
+// commit, exit code, clear, cancellation and reproduce command as
+// properties.
 func JUnit(w io.Writer, r *result.Run) error {
 	if r == nil {
 		return fmt.Errorf("evidence: junit: %w", errNilRun)
@@ -87,6 +96,9 @@ func JUnit(w io.Writer, r *result.Run) error {
 	class := "gauntlet." + r.Estate.Name
 	for _, s := range r.Stages {
 		c := verdictCase(class, s.ID, s.Verdict, s.Detail, s.Reason)
+		if s.Verdict == result.Cancelled {
+			c = cancelledCase(c, r, s.Detail)
+		}
 		c.Time = seconds(s.Duration)
 		suite.Cases = append(suite.Cases, c)
 		for _, ch := range s.Checks {
@@ -105,11 +117,15 @@ func JUnit(w io.Writer, r *result.Run) error {
 		if c.Skipped != nil {
 			suite.Skipped++
 		}
+		if c.Error != nil {
+			suite.Errors++
+		}
 	}
 	doc := junitSuites{
 		Name:     "gauntlet",
 		Tests:    suite.Tests,
 		Failures: suite.Failures,
+		Errors:   suite.Errors,
 		Skipped:  suite.Skipped,
 		Time:     suite.Time,
 		Suites:   []junitSuite{suite},
@@ -180,6 +196,7 @@ func junitProperties(r *result.Run) []junitProperty {
 		{"clear", fmt.Sprint(Clear(r))},
 		{"reproduce", r.Reproduce},
 	}
+	props = append(props, cancelledProperty(r)...)
 	out := props[:0]
 	for _, p := range props {
 		if p.Value != "" {

@@ -44,7 +44,7 @@ func (p *Provider) acquire(ctx context.Context) (*docker.Engine, error) {
 	}
 	h := &hostState{engine: p.o.engine}
 	if h.engine == nil {
-		opts := []docker.Option{docker.WithLogger(p.o.logger), docker.WithPins(p.pins), docker.WithOffline(p.o.offline)}
+		opts := append([]docker.Option{docker.WithLogger(p.o.logger), docker.WithPins(p.pins), docker.WithOffline(p.o.offline)}, p.o.track...)
 		if p.o.cacheDir != "" {
 			opts = append(opts, docker.WithCacheDir(p.o.cacheDir))
 		}

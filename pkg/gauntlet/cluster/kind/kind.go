@@ -51,6 +51,7 @@ type options struct {
 	offline   bool
 	ownEngine bool
 	engine    *docker.Engine
+	track     []docker.Option
 }
 
 // WithDir is where kubeconfigs and collected logs go. Default: a new
@@ -89,6 +90,12 @@ func WithOwnEngine() Option { return optionFunc(func(o *options) { o.ownEngine =
 // WithEngine uses this engine and leaves stopping it to the caller.
 // Default: docker.Ensure when the first cluster starts.
 func WithEngine(e *docker.Engine) Option { return optionFunc(func(o *options) { o.engine = e }) }
+
+// WithTrack records what gauntlet's own Docker engine starts and mounts
+// (docker.WithTrack). Default: nothing is recorded.
+func WithTrack(group func(pid int), mountRoot func(dir string)) Option {
+	return optionFunc(func(o *options) { o.track = []docker.Option{docker.WithTrack(group, mountRoot)} })
+}
 
 // Provider starts kind clusters. One provider may start several clusters
 // at once; they share one Docker engine.

@@ -254,7 +254,7 @@ func (s *starter) launch(name string, args []string, env []string) (*process, er
 	if env == nil {
 		env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir}
 	}
-	p, err := startProcess(name, s.bins[name].Path, args, env, filepath.Join(s.dir, "logs", name+".log"))
+	p, err := startProcess(name, s.bins[name].Path, args, env, filepath.Join(s.dir, "logs", name+".log"), s.p.o.started)
 	if err != nil {
 		return nil, err
 	}

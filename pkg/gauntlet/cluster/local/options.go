@@ -20,6 +20,7 @@ type options struct {
 	apiPort      int
 	readyTimeout time.Duration
 	stopGrace    time.Duration
+	started      func(pid int)
 }
 
 // WithParentDir creates each cluster's directory (PKI, etcd data, logs,
@@ -41,6 +42,11 @@ func WithAPIServerPort(port int) Option { return optionFunc(func(o *options) { o
 func WithReadyTimeout(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.readyTimeout = d })
 }
+
+// WithStarted is called with the pid of every component right after it
+// starts; each leads its own process group (e.g. for a run's state file,
+// so the next gauntlet process can end what a killed one left).
+func WithStarted(f func(pid int)) Option { return optionFunc(func(o *options) { o.started = f }) }
 
 func defaults() *options {
 	return &options{logger: log.Discard(), pods: true, readyTimeout: 60 * time.Second, stopGrace: 10 * time.Second}

@@ -20,7 +20,7 @@ type process struct {
 	err     error
 }
 
-func startProcess(name, bin string, args []string, env []string, logPath string) (*process, error) {
+func startProcess(name, bin string, args []string, env []string, logPath string, started func(pid int)) (*process, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -32,6 +32,9 @@ func startProcess(name, bin string, args []string, env []string, logPath string)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
