@@ -30,6 +30,7 @@ func (r *Run) breakBoth(ctx context.Context, rec *Recorder, b Breaking, f breakF
 		r.mu.Unlock()
 		return nil
 	})
+	rec.SummaryFinding(errs["subject"])
 	subj := rec.recordBreak(b, "subject", b.Covers, b.Covers, m["subject"], errs["subject"])
 	orc := rec.recordBreak(b, "oracle", append(append([]string(nil), b.Covers...), b.OracleCovers...), b.OracleCovers, m["oracle"], errs["oracle"])
 	rec.addBreak(b, subj, orc, true)
@@ -41,6 +42,7 @@ func (r *Run) breakSubject(ctx context.Context, rec *Recorder, b Breaking, f bre
 	ctx = r.breakContext(ctx)
 	b.Name = rec.uniqueBreak(b.Name)
 	m, err := f(ctx, r.Subject)
+	rec.SummaryFinding(err)
 	subj := rec.recordBreak(b, "subject", b.Covers, b.Covers, m, err)
 	rec.addBreak(b, subj, result.Break{}, false)
 }

@@ -32,7 +32,7 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Root.WriteFile(crashFileName, crashFile(r)) }); err != nil {
 		return err
 	}
-	exits, err := gather(ctx, r, func(ctx context.Context, sd *Side) (int, error) {
+	exits, err := gather(ctx, r, func(ctx context.Context, sd *Side) (interrupted, error) {
 		return interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "secrets", Namespace: first.Ref.Namespace, Name: first.Ref.Name}, first.Ref)
 	})
 	if err != nil {
@@ -46,8 +46,8 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		next      = "next plan empty"
 	)
 	world := func(ctx context.Context, sd *Side) error {
-		if code := exits[sd.Name]; code == 0 {
-			return fmt.Errorf("the interrupted apply exited 0 on %s", sd.Name)
+		if err := exits[sd.Name].taken(sd.Name); err != nil {
+			return err
 		}
 		if u, err := sd.Get(ctx, first.Ref); err != nil || u == nil {
 			return fmt.Errorf("%s does not exist after the interrupt on %s (%v)", first.Ref, sd.Name, err)
@@ -116,17 +116,37 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	r.Objects = append(r.Objects, first, second)
 	r.checkPlanEmpty(ctx, rec, next, second)
 	rec.Say("a Secret/ConfigMap pair added in %s beside the estate, the ConfigMap reading the Secret's name: the apply creating both at -parallelism=1 was interrupted by a real SIGTERM (exit %d), which the wire proxy delivered the instant %s's create response had been sent",
-		r.Spec.Namespace, exits["subject"], first.Ref.Name)
+		r.Spec.Namespace, exits["subject"].exit, first.Ref.Name)
 	rec.Claim([]string{position, remainder, same}, "%s exists and %s does not, the state holds the first only; the next plan proposed exactly the remainder (%s), matching stock's plan from the same position on the oracle cluster (exit %d there)",
-		first.Ref.Name, second.Ref.Name, subj.Counts, exits["oracle"])
+		first.Ref.Name, second.Ref.Name, subj.Counts, exits["oracle"].exit)
 	rec.Claim([]string{recovery, next}, "the recovery apply created exactly %s (%s) and the plan after it is empty", second.Address, a)
 	return s.renameWindow(ctx, r, rec)
 }
 
+// interrupted is how an engine took the SIGTERM of interruptedApply.
+type interrupted struct {
+	exit int
+	// ignored is set when the engine never acknowledged the signal: a
+	// finding about the engine (it must stop between operations), which the
+	// stage's checks report, never a failure of gauntlet's machinery.
+	ignored error
+}
+
+// taken asserts the engine took the interrupt and exited non-zero.
+func (i interrupted) taken(side string) error {
+	if i.ignored != nil {
+		return fmt.Errorf("the engine on %s did not take SIGTERM: %v", side, i.ignored)
+	}
+	if i.exit == 0 {
+		return fmt.Errorf("the interrupted apply exited 0 on %s", side)
+	}
+	return nil
+}
+
 // interruptedApply applies with a wire trigger that SIGTERMs the engine
 // right after the matched request's response and holds the engine's
-// traffic until it has taken the interrupt. It returns the exit code.
-func interruptedApply(ctx context.Context, sd *Side, m wire.Match, obj estate.Object) (int, error) {
+// traffic until it has taken the interrupt (30 s at most).
+func interruptedApply(ctx context.Context, sd *Side, m wire.Match, obj estate.Object) (interrupted, error) {
 	intr := engine.NewInterrupter()
 	var ackErr error
 	cancel := sd.Proxy.After(m, func(wire.Request) {
@@ -135,13 +155,11 @@ func interruptedApply(ctx context.Context, sd *Side, m wire.Match, obj estate.Ob
 	defer cancel()
 	_, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Parallelism: 1}, intr.RunOptions()...)
 	if !intr.Sent() {
-		return engine.ExitCode(err), fmt.Errorf("the trigger on %s's create never fired (apply: %v)", obj, err)
+		return interrupted{exit: engine.ExitCode(err)}, fmt.Errorf("the trigger on %s's create never fired (apply: %v)", obj, err)
 	}
-	if ackErr != nil {
-		return engine.ExitCode(err), ackErr
+	out := interrupted{ignored: ackErr}
+	if err != nil {
+		out.exit = engine.ExitCode(err)
 	}
-	if err == nil {
-		return 0, nil
-	}
-	return engine.ExitCode(err), nil
+	return out, nil
 }

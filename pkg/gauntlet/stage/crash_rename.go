@@ -40,7 +40,7 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 	if err := write("b"); err != nil {
 		return err
 	}
-	exits, err := gather(ctx, r, func(ctx context.Context, sd *Side) (int, error) {
+	exits, err := gather(ctx, r, func(ctx context.Context, sd *Side) (interrupted, error) {
 		return interruptedApply(ctx, sd, wire.Match{Verb: "create", Resource: "configmaps", Namespace: newObj.Ref.Namespace, Name: newObj.Ref.Name}, newObj.Ref)
 	})
 	if err != nil {
@@ -54,8 +54,8 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 		next     = "the plan after it is empty"
 	)
 	inWindow := func(ctx context.Context, sd *Side) error {
-		if exits[sd.Name] == 0 {
-			return fmt.Errorf("the interrupted apply exited 0 on %s", sd.Name)
+		if err := exits[sd.Name].taken(sd.Name); err != nil {
+			return err
 		}
 		for _, o := range []Object{oldObj, newObj} {
 			if u, err := sd.Get(ctx, o.Ref); err != nil || u == nil {
@@ -68,7 +68,7 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 		}
 		return deposedIs(st, oldObj.Ref.Name)
 	}
-	rec.Check(window, r.both(ctx, inWindow), fmt.Sprintf("exit %d on the subject, %d on the oracle", exits["subject"], exits["oracle"]))
+	rec.Check(window, r.both(ctx, inWindow), fmt.Sprintf("exit %d on the subject, %d on the oracle", exits["subject"].exit, exits["oracle"].exit))
 	r.breakBoth(ctx, rec, Breaking{Name: "old_gone", Corruption: "deletes the old " + oldObj.Ref.String() + " out of band",
 		Victim: oldObj.Ref.String(), Covers: []string{window}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, oldObj.Ref, func() (Measured, error) { return one(window, inWindow(ctx, sd)), nil })
@@ -106,7 +106,7 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 	r.Objects = append(r.Objects, newObj)
 	r.checkPlanEmpty(ctx, rec, next, newObj)
 	rec.Claim([]string{window, deposed, same, finished, next}, "the create_before_destroy rename window was interrupted too: %s renamed %s -> %s was killed by SIGTERM the instant the new object's create response went out (exit %d), leaving both objects and the old one deposed in state; the replan destroyed exactly the deposed object (%s), as stock's did from the same position, and one apply left %s alone with the next plan empty",
-		crashRenameAddr, oldObj.Ref.Name, newObj.Ref.Name, exits["subject"], subj.Counts, newObj.Ref.Name)
+		crashRenameAddr, oldObj.Ref.Name, newObj.Ref.Name, exits["subject"].exit, subj.Counts, newObj.Ref.Name)
 	return nil
 }
 

@@ -1,10 +1,12 @@
 package stage
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -208,6 +210,24 @@ func (r *Recorder) addBreak(b Breaking, subject, oracle result.Break, replayed b
 	if replayed {
 		r.breaks = append(r.breaks, oracle)
 	}
+}
+
+// SummaryCheck is the check a plan whose printed summary disagrees with its
+// own JSON plan fails: the engine's two accounts of one plan differ (a
+// person reviewing the plan reads the line). No corruption of the world
+// makes a sound engine's two outputs disagree, so it carries no BREAK;
+// it is recorded only when it fails.
+const SummaryCheck = "the plan's printed summary agrees with its JSON plan"
+
+// SummaryFinding records err as a failed SummaryCheck when it is a summary
+// mismatch, and reports whether it was.
+func (r *Recorder) SummaryFinding(err error) bool {
+	var mismatch *engine.SummaryMismatch
+	if !errors.As(err, &mismatch) {
+		return false
+	}
+	r.Check(SummaryCheck, mismatch, "")
+	return true
 }
 
 // Figure records a measured count, e.g. "subject.api_requests".
