@@ -9,6 +9,7 @@ package gauntlet
 
 import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 // Option configures Run.
@@ -31,6 +32,7 @@ type options struct {
 	reproduce   string
 	keep        bool
 	only        []string
+	stopAfter   func(result.Stage) bool
 	sabotage    bool
 }
 
@@ -80,6 +82,14 @@ func WithReproduce(cmd string) Option { return optionFunc(func(o *options) { o.r
 // Default: every stage.
 func WithStages(ids ...string) Option {
 	return optionFunc(func(o *options) { o.only = append(o.only, ids...) })
+}
+
+// WithStopAfter ends the run early: once stop returns true for a stage's
+// result, the stages after it are reported not_run ("stopped early").
+// `gauntlet mutants` stops a mutant's run once an expected stage killed
+// it. Default: every stage runs.
+func WithStopAfter(stop func(result.Stage) bool) Option {
+	return optionFunc(func(o *options) { o.stopAfter = stop })
 }
 
 // WithSabotage runs every BREAK with its corruption skipped and its

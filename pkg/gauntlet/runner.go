@@ -308,9 +308,14 @@ func prepareSide(ctx context.Context, sd *stage.Side, spec *estate.Spec, pre *pr
 func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, plans *planTally) {
 	verdicts := map[string]result.Verdict{}
 	byID := map[string]result.Stage{}
+	stopped := ""
 	for _, st := range stage.All() {
 		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: st.Headline(), Requirements: st.Requirements()}
-		switch reason := notRunReason(st, r, verdicts, o, res.Cancelled != nil); {
+		reason := notRunReason(st, r, verdicts, o, res.Cancelled != nil)
+		if reason == "" && stopped != "" {
+			reason = "stopped early after " + stopped
+		}
+		switch {
 		case reason != "":
 			sr.Verdict, sr.Reason = result.NotRun, reason
 			o.logger.Infof("stage %-20s not run: %s", st.ID(), reason)
@@ -333,6 +338,9 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 		}
 		verdicts[st.ID()] = sr.Verdict
 		byID[st.ID()] = sr
+		if stopped == "" && sr.Verdict != result.NotRun && o.stopAfter != nil && o.stopAfter(sr) {
+			stopped = st.ID()
+		}
 		res.RunOrder = append(res.RunOrder, st.ID())
 	}
 	for _, id := range stage.Canonical() {

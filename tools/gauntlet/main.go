@@ -2,6 +2,7 @@
 // servers and says how the engine under test compares with the oracle.
 //
 //	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR]
+//	gauntlet mutants <estate> [--mutants a,b] [--all-stages]
 //	gauntlet status [--requirements ID,... | --require-all | --hygiene] [--json] [--md FILE]
 //	gauntlet list
 //	gauntlet bench <estate> [-n N] | soak <estate> [-n N]
@@ -34,6 +35,7 @@ func commands() []command {
 	return []command{
 		{"run", "run an estate's gauntlet and write its evidence", runRun},
 		{"list", "list the estates", runList},
+		{"mutants", "run the gauntlet with each mutant engine as the subject and write the kill matrix", runMutants},
 		{"soak", "run an estate n times and report any stage whose verdicts or figures differ", runSoak},
 		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},
 		{"corpus", "fetch or import the pinned corpus files into the cache", runCorpus},

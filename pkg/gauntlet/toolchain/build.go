@@ -70,6 +70,21 @@ func (r *resolver) buildWrapper(ctx context.Context, pin ToolPin, entry, out str
 		}
 		pkg = "."
 	}
+	if w.MainGo {
+		names, err := r.o.pins.mainGoFiles(pin)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			b, err := fs.ReadFile(r.o.pins.files, w.Dir+"/"+n)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
 	r.o.logger.Infof("%s %s: building %s from the tool module %s with %s", pin.Name, pin.Version, w.Package, w.Dir, r.o.pins.Go)
 	if err := r.goCmd(ctx, pin.Name, dir, r.o.pins.Go, logw, "build", "-trimpath", "-ldflags="+pin.LDFlags, "-o", out, pkg); err != nil {
 		return nil, err

@@ -70,6 +70,12 @@ type WrapperBuild struct {
 	// uses, or a program with no upstream module at all (pause), whose
 	// Module is then empty and whose build info must name the tool module.
 	MainFile string `json:"main_file,omitempty"`
+	// MainGo makes the Go files of tools/<dir> (tests aside) the main
+	// package: a program of gauntlet's own that is also a package of this
+	// module, so vet and its unit tests cover it (gauntlet-mutant). Like a
+	// main_file program with no Module, its build info must name the tool
+	// module.
+	MainGo bool `json:"main_go,omitempty"`
 	// Assets are files copied from AssetsModule (as the tool module
 	// resolves it) next to the binary, e.g. kwok's stage configs.
 	AssetsModule string   `json:"assets_module,omitempty"`
@@ -228,13 +234,16 @@ func (p *Pins) validate() error {
 			return fmt.Errorf("tool %s: only providers may omit version_args", t.Name)
 		}
 		if w := t.Wrapper; w != nil {
-			if w.Dir == "" || w.Package == "" || (w.Module == "" && w.MainFile == "") {
-				return fmt.Errorf("tool %s: wrapper needs dir, module and package (module may be left out only with main_file)", t.Name)
+			if w.Dir == "" || w.Package == "" || (w.Module == "" && w.MainFile == "" && !w.MainGo) {
+				return fmt.Errorf("tool %s: wrapper needs dir, module and package (module may be left out only with main_file or main_go)", t.Name)
 			}
 			for _, f := range []string{"tool.mod", "tool.sum"} {
 				if _, err := fs.Stat(p.files, w.Dir+"/"+f); err != nil {
 					return fmt.Errorf("tool %s: tool module %s/%s: %w", t.Name, w.Dir, f, err)
 				}
+			}
+			if err := p.validateMainGo(t); err != nil {
+				return fmt.Errorf("tool %s: %w", t.Name, err)
 			}
 			if w.Module != "" {
 				if _, err := p.wrapperRequire(t); err != nil {
@@ -247,6 +256,7 @@ func (p *Pins) validate() error {
 			if err := p.validateMainFile(t); err != nil {
 				return fmt.Errorf("tool %s: %w", t.Name, err)
 			}
+
 		}
 		if s := t.Source; s != nil {
 			if s.Module == "" || s.Version == "" || s.Package == "" || !goVersionRE.MatchString(s.Go) {
@@ -333,6 +343,14 @@ func (p *Pins) key(t ToolPin, goos, goarch string) string {
 		if w.MainFile != "" {
 			b, _ := fs.ReadFile(p.files, w.Dir+"/"+w.MainFile)
 			h.Write(b)
+		}
+		if w.MainGo {
+			names, _ := p.mainGoFiles(t)
+			for _, n := range names {
+				b, _ := fs.ReadFile(p.files, w.Dir+"/"+n)
+				fmt.Fprintf(h, "\x00%s\x00", n)
+				h.Write(b)
+			}
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]

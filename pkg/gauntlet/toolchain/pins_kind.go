@@ -52,6 +52,42 @@ func (p *Pins) validateMainFile(t ToolPin) error {
 	return nil
 }
 
+// validateMainGo checks a main_go wrapper: no other main, no upstream
+// module, and Go files to build.
+func (p *Pins) validateMainGo(t ToolPin) error {
+	w := t.Wrapper
+	if !w.MainGo {
+		return nil
+	}
+	if w.Main != "" || w.MainFile != "" || w.Module != "" || w.Package != "." {
+		return fmt.Errorf("main_go builds tools/%s itself as package \".\": no main, main_file or module with it", w.Dir)
+	}
+	names, err := p.mainGoFiles(t)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("main_go: tools/%s holds no Go file", w.Dir)
+	}
+	_, err = p.toolModulePath(t)
+	return err
+}
+
+// mainGoFiles lists the Go files (tests aside) of a main_go tool module.
+func (p *Pins) mainGoFiles(t ToolPin) ([]string, error) {
+	entries, err := fs.ReadDir(p.files, t.Wrapper.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("main_go: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
 // validateNodeBuild checks kind.node_build against the node images and
 // the tools: exactly one image is marked build, named after the build's
 // repository and Kubernetes version, and every image and binary is a

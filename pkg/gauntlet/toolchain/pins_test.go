@@ -213,3 +213,43 @@ func TestLockedPackagesMustBeSortedNameVersionPairs(t *testing.T) {
 		t.Errorf("a sorted lock is rejected: %v", err)
 	}
 }
+
+// A main_go tool is built from the Go files of its directory: its key
+// changes with any of them (not with its tests), and it takes no other
+// main or upstream module.
+func TestMainGoTools(t *testing.T) {
+	tools := fstest.MapFS{
+		"m/tool.mod":     {Data: []byte("module gauntlet.tools/m\n")},
+		"m/tool.sum":     {Data: []byte("")},
+		"m/main.go":      {Data: []byte("package main\n\nfunc main() {}\n")},
+		"m/main_test.go": {Data: []byte("package main\n")},
+	}
+	good := `{"schema":1,"go":"go1.26.8","tools":[{"name":"t","version":"1","wrapper":{"dir":"m","package":".","main_go":true},"ldflags":"","version_args":["--v"],"version_want":"t 1"}]}`
+	p, err := ParsePins([]byte(good), tools)
+	if err != nil {
+		t.Fatalf("the good pins are rejected: %v", err)
+	}
+	pin, _ := p.Tool("t")
+	if names, err := p.mainGoFiles(pin); err != nil || !slices.Equal(names, []string{"main.go"}) {
+		t.Errorf("main_go files = %v, %v; want main.go alone", names, err)
+	}
+	base := p.key(pin, "linux", "amd64")
+	tools["m/main_test.go"] = &fstest.MapFile{Data: []byte("package main\n\n// changed\n")}
+	if k := p.key(pin, "linux", "amd64"); k != base {
+		t.Error("changing a test changed the cache key")
+	}
+	tools["m/main.go"] = &fstest.MapFile{Data: []byte("package main\n\nfunc main() { println() }\n")}
+	if k := p.key(pin, "linux", "amd64"); k == base {
+		t.Error("changing the source kept the cache key")
+	}
+	for name, bad := range map[string]string{
+		"with a module": strings.Replace(good, `"package":"."`, `"module":"example.com/x","package":"."`, 1),
+		"no Go file":    strings.Replace(good, `"dir":"m"`, `"dir":"e"`, 1),
+	} {
+		tools["e/tool.mod"] = &fstest.MapFile{Data: []byte("module gauntlet.tools/e\n")}
+		tools["e/tool.sum"] = &fstest.MapFile{Data: []byte("")}
+		if _, err := ParsePins([]byte(bad), tools); err == nil || !strings.Contains(err.Error(), "main_go") {
+			t.Errorf("%s: %v, want a main_go error", name, err)
+		}
+	}
+}

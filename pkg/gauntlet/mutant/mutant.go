@@ -1,0 +1,79 @@
+// Package mutant measures the gauntlet's own mutation score: it runs an
+// estate's gauntlet with mutant engines as the subject - the pinned
+// OpenTofu wrapped by gauntlet-mutant (third_party/tools/gauntlet-mutant),
+// each breaking one promise a Terraform-compatible engine makes - and
+// scores whether the stages each mutant names turned red for it.
+package mutant
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Mutant is one broken engine and the stages that must catch it.
+type Mutant struct {
+	// Name is the mutation gauntlet-mutant applies (GAUNTLET_MUTANT).
+	Name string `json:"name"`
+	// Promise is the promise it breaks, as a maintainer would say it.
+	Promise string `json:"promise"`
+	// How says what the mutant does to tofu's behaviour.
+	How string `json:"how"`
+	// Expect are the stages whose checks must fail for it; a kill by any
+	// one of them counts.
+	Expect []string `json:"expect"`
+}
+
+// All returns the mutants every estate's matrix runs, in run order.
+func All() []Mutant {
+	return []Mutant{
+		{"ignore-moved", "moved blocks move state instead of destroying and recreating",
+			"strips `moved` blocks from the root's .tf files (HCL-parsed) before every command, restored after", []string{"day2_rename"}},
+		{"ignore-cbd", "lifecycle.create_before_destroy creates the replacement first",
+			"strips `create_before_destroy = true` from every resource's lifecycle block before every command", []string{"day2_replace"}},
+		{"ignore-import", "import blocks import existing objects",
+			"strips `import` blocks before every command", []string{"test_plan"}},
+		{"drop-one-create", "an apply that exits 0 applied every planned change",
+			"applies every planned change but the last planned create (-target of the others) and prints tofu's own summary", []string{"day2_count", "greenfield"}},
+		{"no-refresh", "plan and apply see the live world (drift)",
+			"adds -refresh=false to every plan and auto-approved apply", []string{"drift_reconverge"}},
+		{"stale-plan-ok", "a saved plan made stale by a state change is refused",
+			"turns `apply PLANFILE` into `apply -auto-approve` of the configuration", []string{"plan_approval"}},
+		{"lost-interrupt", "SIGTERM stops an apply between operations, state saved",
+			"ignores SIGINT and SIGTERM during apply and lets it run to its end", []string{"day2_crash"}},
+		{"destroy-leaks-one", "apply -destroy destroys every object of the state",
+			"runs `state rm` of one resource before a destroy, which then leaves its object and exits 0", []string{"day2_teardown"}},
+		{"lying-summary", "the printed plan summary is the plan's",
+			"prints `Plan: N to add` with one more to add than the saved plan holds", []string{"migrate", "test_plan"}},
+		{"state-forgets", "state records every object an apply made or kept",
+			"runs `state rm` of one resource after every successful apply", []string{"test_plan", "drift_reconverge"}},
+	}
+}
+
+// Identity breaks nothing: the planted survivor that proves a matrix
+// reports survivors. Only tests and `--mutants identity` run it.
+func Identity() Mutant {
+	return Mutant{"identity", "(none: tofu unchanged)", "execs tofu with the same arguments", []string{"migrate"}}
+}
+
+// Select returns the named mutants (All() when names is empty); the
+// identity mutant is selectable by name.
+func Select(names []string) ([]Mutant, error) {
+	if len(names) == 0 {
+		return All(), nil
+	}
+	known := append(All(), Identity())
+	var out []Mutant
+	for _, n := range names {
+		i := slices.IndexFunc(known, func(m Mutant) bool { return m.Name == n })
+		if i < 0 {
+			var have []string
+			for _, m := range known {
+				have = append(have, m.Name)
+			}
+			return nil, fmt.Errorf("no mutant %q (mutants: %s)", n, strings.Join(have, ", "))
+		}
+		out = append(out, known[i])
+	}
+	return out, nil
+}
