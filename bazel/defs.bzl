@@ -105,9 +105,9 @@ def estate_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
     """The go_test of an estate under estates/<name>: its full gauntlet, for real.
 
     The local substrate starts two control planes (subject and oracle) and runs both CLIs through every stage
-    and BREAK: about a minute of both cores here (corpus-k8s-metrics-server: 52 s). So the test is large,
-    runs alone (exclusive: a loaded machine slows every stage and skews its figures) and has the moderate
-    timeout (5 min). Tagged `estate` and `gauntlet` to select them or leave them out
+    and BREAK, then again with every BREAK sabotaged: about 2 x 2.5 minutes of both cores here
+    (corpus-k8s-metrics-server). So the test is large, runs alone (exclusive: a loaded machine slows every
+    stage and skews its figures) and has the long timeout (15 min). Tagged `estate` and `gauntlet` to select them or leave them out
     (--test_tag_filters=-estate).
 
     Args:
@@ -116,7 +116,7 @@ def estate_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
       data: as go_test, plus the estate's files, the toolchain seed and its corpus file.
       env: as go_test, plus HOME, $GAUNTLET_TOOLCHAIN_SEED and GO_TEST_WRAP=0 (the test's own JUnit).
       tags: as go_test, plus estate, gauntlet and exclusive.
-      **kwargs: passed to go_test (size large, timeout moderate and -test.v unless given).
+      **kwargs: passed to go_test (size large, timeout long and -test.v unless given).
     """
     estate = native.package_name().split("/")[-1]
 
@@ -139,7 +139,7 @@ def estate_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
         if t not in tags:
             tags.append(t)
     kwargs.setdefault("size", "large")
-    kwargs.setdefault("timeout", "moderate")
+    kwargs.setdefault("timeout", "long")
 
     # -test.v: the run's progress (stage by stage) lands in test.log.
     kwargs.setdefault("args", ["-test.v"])
