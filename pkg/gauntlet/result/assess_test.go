@@ -1,0 +1,49 @@
+package result
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAssessIsTheOneVerdict(t *testing.T) {
+	proven := Stage{ID: "migrate", Headline: true, Verdict: Pass,
+		Checks: []Check{{Name: "plan is empty", Verdict: Pass, ProvedBy: []string{"state_rm"}},
+			{Name: "APIService answers", Verdict: NotRun, Detail: "no kubelet"}},
+		Breaks: []Break{{Name: "state_rm", Side: "subject", Outcome: Proved, Failed: true}}}
+	clear := &Run{Stages: []Stage{proven}}
+	if a := clear.Assess(); !a.Clear() || len(a.ChecksNotRun) != 1 || a.ChecksNotRun[0].Check != "APIService answers" {
+		t.Errorf("a proven run: clear=%v, checks not run %v", a.Clear(), a.ChecksNotRun)
+	}
+	cases := map[string]*Run{
+		"no stages":  {},
+		"cancelled":  {Stages: []Stage{proven}, Cancelled: &Cancellation{Stage: "migrate", Signal: "interrupt"}},
+		"sabotaged":  {Stages: []Stage{proven}, Sabotaged: true},
+		"no proof":   {Stages: []Stage{withCheck(proven, Check{Name: "bare", Verdict: Pass})}},
+		"unproven":   {Stages: []Stage{withCheck(proven, Check{Name: "bare", Verdict: Unproven})}},
+		"held break": {Stages: []Stage{withBreak(proven, Break{Name: "weak", Side: "subject", Outcome: Held})}},
+		"finding":    {Stages: []Stage{withBreak(proven, Break{Name: "f", Side: "subject", Outcome: Held, EngineFinding: true})}},
+		"no outcome": {Stages: []Stage{withBreak(proven, Break{Name: "old", Failed: true})}},
+	}
+	for name, r := range cases {
+		if r.Clear() {
+			t.Errorf("%s: clear", name)
+		}
+	}
+	// The oracle's replay of a BREAK informs; it never costs the clear.
+	if r := (&Run{Stages: []Stage{withBreak(proven, Break{Name: "x", Side: "oracle", Outcome: CouldNotRun})}}); !r.Clear() {
+		t.Errorf("an oracle-side replay made the run unclear: %v", Contradictions(r.Stages[0]))
+	}
+	if why := Contradictions(withCheck(proven, Check{Name: "bare", Verdict: Pass})); len(why) != 1 || !strings.Contains(why[0], "bare has no proof") {
+		t.Errorf("contradictions %v", why)
+	}
+}
+
+func withCheck(s Stage, c Check) Stage {
+	s.Checks = append(append([]Check(nil), s.Checks...), c)
+	return s
+}
+
+func withBreak(s Stage, b Break) Stage {
+	s.Breaks = append(append([]Break(nil), s.Breaks...), b)
+	return s
+}
