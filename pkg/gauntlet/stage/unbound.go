@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The corruptions BREAKs share. Each makes its change, measures, and puts
@@ -24,17 +22,6 @@ func (s *Side) unbound(ctx context.Context, address string, measure func() (Meas
 	}
 	m, err := measure()
 	return undoing(m, err, restore)
-}
-
-// planUnbound plans with address removed from the side's state.
-func (s *Side) planUnbound(ctx context.Context, address string) (*engine.Plan, error) {
-	var p *engine.Plan
-	_, err := s.unbound(ctx, address, func() (Measured, error) {
-		var err error
-		p, err = s.plan(ctx, planDefaults())
-		return nil, err
-	})
-	return p, err
 }
 
 // deleted deletes an object out of band, measures, and creates it again
@@ -71,5 +58,3 @@ func labelPatch(add bool) string {
 	return `{"metadata":{"labels":{"` + breakLabel + `":null}}}`
 }
 
-// hasBreakLabel reports whether an object still carries the BREAK label.
-func hasBreakLabel(u *unstructured.Unstructured) bool { return u.GetLabels()[breakLabel] != "" }
