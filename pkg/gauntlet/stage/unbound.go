@@ -57,4 +57,3 @@ func labelPatch(add bool) string {
 	}
 	return `{"metadata":{"labels":{"` + breakLabel + `":null}}}`
 }
-
