@@ -38,6 +38,12 @@ type Spec struct {
 	Deltas []Delta `json:"deltas,omitempty"`
 	// Skip names stages that do not apply, with the reason.
 	Skip map[string]string `json:"skip,omitempty"`
+	// Findings name stages where the pinned engine or provider misbehaves on
+	// this estate, with what it does wrong: the stage must fail there (a
+	// test that finds it passing says the finding is stale).
+	Findings map[string]string `json:"findings,omitempty"`
+	// Test says how the estate's Go test runs it (pkg/gauntlet/gauntlettest).
+	Test *TestSpec `json:"test,omitempty"`
 
 	Drift        *Drift        `json:"drift,omitempty"`
 	Rename       *Rename       `json:"rename,omitempty"`
@@ -46,6 +52,15 @@ type Spec struct {
 
 	// Dir is the estate's folder (set by Load).
 	Dir string `json:"-"`
+}
+
+// TestSpec tunes an estate's Go test.
+type TestSpec struct {
+	// Sabotaged runs the gauntlet a second time with every BREAK's
+	// corruption skipped, and fails if any BREAK still proves: a check that
+	// way shown to be tautological. It doubles the test's time, so one
+	// estate per family of BREAKs is enough.
+	Sabotaged bool `json:"sabotaged,omitempty"`
 }
 
 // Source pins a third-party file: repository, commit, path and sha256.
@@ -207,6 +222,11 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("namespace and prefix (for the stage additions) are required")
 	case len(s.Kinds) == 0:
 		return fmt.Errorf("kinds: at least one kind is required")
+	}
+	for id := range s.Findings {
+		if _, ok := s.Skip[id]; ok {
+			return fmt.Errorf("stage %s is both skipped and a finding: a finding is a stage that runs and fails", id)
+		}
 	}
 	if src := s.Source; src != nil {
 		if src.Repository == "" || src.Path == "" || !commitRE.MatchString(src.Commit) {
