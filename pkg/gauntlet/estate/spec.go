@@ -32,8 +32,9 @@ type Spec struct {
 	// WritesInto are namespaces the estate writes into without owning;
 	// teardown compares them with a baseline taken before cold deploy.
 	WritesInto []string `json:"writes_into,omitempty"`
-	// Kinds are the kinds the estate creates.
-	Kinds []Kind `json:"kinds"`
+	// Kinds are the kinds the estate creates. Optional: the run derives
+	// them from the state and discovery, and a list given here must match.
+	Kinds []Kind `json:"kinds,omitempty"`
 	// Deltas change the source for a run; each must match exactly.
 	Deltas []Delta `json:"deltas,omitempty"`
 	// Skip names stages that do not apply, with the reason.
@@ -205,8 +206,6 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("exactly one of source (a corpus file) and files (written here) is required")
 	case s.Namespace == "" || s.Prefix == "":
 		return fmt.Errorf("namespace and prefix (for the stage additions) are required")
-	case len(s.Kinds) == 0:
-		return fmt.Errorf("kinds: at least one kind is required")
 	}
 	if src := s.Source; src != nil {
 		if src.Repository == "" || src.Path == "" || !commitRE.MatchString(src.Commit) {
@@ -214,6 +213,11 @@ func (s *Spec) validate() error {
 		}
 		if !sha256RE.MatchString(src.SHA256) {
 			return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)
+		}
+	}
+	for _, k := range s.Kinds {
+		if k.Version == "" || k.Kind == "" {
+			return fmt.Errorf("kinds: %+v needs a version and a kind (or drop the list: the run derives it)", k)
 		}
 	}
 	for _, d := range s.Deltas {

@@ -99,7 +99,10 @@ type Run struct {
 	Substrate cluster.Capabilities
 
 	// Observations later stages build on.
-	Objects   []Object
+	Objects []Object
+	// Kinds are the kinds of the cold-deployed objects, derived from the
+	// state and discovery.
+	Kinds     []estate.Kind
 	Baselines map[string]any
 	// Sabotage skips every BREAK's corruption and keeps its measurement
 	// (a test of the BREAKs themselves: each must then come out unproved).
