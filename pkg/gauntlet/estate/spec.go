@@ -188,7 +188,30 @@ func Parse(raw []byte) (*Spec, error) {
 	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
 		return nil, err
 	}
+	s.defaults()
 	return &s, s.validate()
+}
+
+// defaults fills what a minimal estate.yaml (name, title, source,
+// variables) leaves out: the kubernetes lane and growing set, stage
+// additions in namespace "default" prefixed "gauntlet", and that namespace
+// as the one the estate writes into without owning.
+func (s *Spec) defaults() {
+	if s.Lane == "" {
+		s.Lane = "kubernetes"
+	}
+	if s.Set == "" {
+		s.Set = "growing"
+	}
+	if s.Namespace == "" {
+		s.Namespace = "default"
+	}
+	if s.Prefix == "" {
+		s.Prefix = "gauntlet"
+	}
+	if len(s.WritesInto) == 0 {
+		s.WritesInto = []string{s.Namespace}
+	}
 }
 
 var (
@@ -200,12 +223,12 @@ func (s *Spec) validate() error {
 	switch {
 	case !nameRE.MatchString(s.Name):
 		return fmt.Errorf("name %q: lowercase letters, digits and dashes", s.Name)
-	case s.Title == "" || s.Lane == "" || s.Set == "":
-		return fmt.Errorf("title, lane and set are required")
+	case s.Title == "":
+		return fmt.Errorf("title is required")
 	case (s.Source == nil) == (len(s.Files) == 0):
 		return fmt.Errorf("exactly one of source (a corpus file) and files (written here) is required")
-	case s.Namespace == "" || s.Prefix == "":
-		return fmt.Errorf("namespace and prefix (for the stage additions) are required")
+	case !nameRE.MatchString(s.Namespace) || !nameRE.MatchString(s.Prefix):
+		return fmt.Errorf("namespace %q and prefix %q (for the stage additions): lowercase letters, digits and dashes", s.Namespace, s.Prefix)
 	}
 	if src := s.Source; src != nil {
 		if src.Repository == "" || src.Path == "" || !commitRE.MatchString(src.Commit) {

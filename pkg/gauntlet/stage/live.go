@@ -152,7 +152,8 @@ func field(u *unstructured.Unstructured, path string) (string, error) {
 	return fmt.Sprint(cur), nil
 }
 
-// splitField splits "a.b[1].c" into "a", "b", 1, "c".
+// splitField splits "a.b[1].c" into "a", "b", 1, "c", and a["x.y"] into
+// "a", "x.y".
 func splitField(path string) []any {
 	var out []any
 	cur := ""
@@ -168,6 +169,16 @@ func splitField(path string) []any {
 				out = append(out, cur)
 			}
 			cur = ""
+			if i+1 < len(path) && path[i+1] == '"' {
+				// A quoted key: metadata.labels["app.kubernetes.io/name"].
+				end := strings.Index(path[i+2:], `"]`)
+				if end < 0 {
+					end = len(path) - i - 2
+				}
+				out = append(out, path[i+2:i+2+end])
+				i += end + 3
+				continue
+			}
 			j := i + 1
 			n := 0
 			for ; j < len(path) && path[j] != ']'; j++ {

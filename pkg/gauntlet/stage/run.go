@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
@@ -112,7 +114,12 @@ type Run struct {
 	// a side (greenfield applies it with no state).
 	Fresh func(side *Side, name string) (*estate.Root, error)
 
+	// Choices are the stage plans the run used, derived or written; the
+	// runner puts them in the result for the evidence page.
+	Choices []result.Choice
+
 	mu          sync.Mutex
+	derived     *derive.Plans
 	coldOracle  *inventory.Inventory
 	coldObjects []Object
 }

@@ -72,6 +72,13 @@ func TestFieldPaths(t *testing.T) {
 	if got, err := field(u, "spec.containers[0].args[1]"); err != nil || got != "--secure-port=10250" {
 		t.Errorf("field = %q, %v", got, err)
 	}
+	u.Object["metadata"] = map[string]any{"labels": map[string]any{"app.kubernetes.io/name": "vault", "test": "x"}}
+	if got, err := field(u, `metadata.labels["app.kubernetes.io/name"]`); err != nil || got != "vault" {
+		t.Errorf("quoted key: %q, %v", got, err)
+	}
+	if got, err := field(u, "metadata.labels.test"); err != nil || got != "x" {
+		t.Errorf("plain key: %q, %v", got, err)
+	}
 	for _, bad := range []string{"spec.containers[3].args[0]", "spec.missing", "spec.containers[0].args[1].x"} {
 		if _, err := field(u, bad); err == nil {
 			t.Errorf("%s: no error", bad)
