@@ -7,6 +7,7 @@ package estate
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -26,6 +27,15 @@ type Spec struct {
 	// Files are Terraform files written here, beside estate.yaml, for
 	// reference estates (no Source).
 	Files []string `json:"files,omitempty"`
+	// Variables are written into the root as the run-owned
+	// gauntlet.auto.tfvars.json; "${kubeconfig}" in a string value
+	// becomes the side's kubeconfig path.
+	Variables map[string]any `json:"variables,omitempty"`
+	// Sensitive names variables whose values are never printed.
+	Sensitive []string `json:"sensitive,omitempty"`
+	// Roots, when given, replace Source/Files: roots applied in order
+	// and destroyed in reverse (a CRD, then its custom resource).
+	Roots []RootSpec `json:"roots,omitempty"`
 	// Namespace receives the stage additions; Prefix starts their names.
 	Namespace string `json:"namespace"`
 	Prefix    string `json:"prefix"`
@@ -49,13 +59,140 @@ type Spec struct {
 	Dir string `json:"-"`
 }
 
-// Source pins a third-party file: repository, commit, path and sha256.
+// Source pins third-party files under one commit of a repository: a
+// single file (Path and SHA256) or a list of files (Files, relative to
+// Dir), each verified by its sha256.
 type Source struct {
 	Repository string `json:"repository"`
 	Commit     string `json:"commit"`
-	Path       string `json:"path"`
-	SHA256     string `json:"sha256"`
+	Path       string `json:"path,omitempty"`
+	SHA256     string `json:"sha256,omitempty"`
 	License    string `json:"license"`
+	// Dir is the root's folder in the repository: the files' paths and
+	// the root's local module sources are relative to it.
+	Dir   string       `json:"dir,omitempty"`
+	Files []SourceFile `json:"files,omitempty"`
+}
+
+// SourceFile is one pinned file of a list source; As renames it in the
+// run's root (default: its path relative to Dir).
+type SourceFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	As     string `json:"as,omitempty"`
+}
+
+// Pinned is one file of a source: where it is in the repository, its
+// pinned sha256 and where it lands in the run's root.
+type Pinned struct {
+	RepoPath string
+	SHA256   string
+	RootPath string
+}
+
+// Pinned lists the source's files in order; the first is the root's
+// main file (the one edits apply to unless they name another).
+func (s *Source) Pinned() []Pinned {
+	if len(s.Files) == 0 {
+		return []Pinned{{RepoPath: s.Path, SHA256: s.SHA256, RootPath: path.Base(s.Path)}}
+	}
+	var out []Pinned
+	for _, f := range s.Files {
+		to := f.As
+		if to == "" {
+			to = f.Path
+		}
+		out = append(out, Pinned{RepoPath: path.Join(s.Dir, f.Path), SHA256: f.SHA256, RootPath: to})
+	}
+	return out
+}
+
+// Fetched is a pinned file found verified in the cache: RootPath is where
+// it lands in the run's root, File where it lies now.
+type Fetched struct {
+	RootPath string
+	File     string
+}
+
+// RootSpec is one root of an ordered estate.
+type RootSpec struct {
+	Name   string   `json:"name"`
+	Source *Source  `json:"source,omitempty"`
+	Files  []string `json:"files,omitempty"`
+	// Variables add to (and override) the estate's own for this root.
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// RootSpecs returns the estate's roots in apply order: Roots, or one
+// root named "root" made from Source/Files and Variables.
+func (s *Spec) RootSpecs() []RootSpec {
+	if len(s.Roots) > 0 {
+		out := make([]RootSpec, len(s.Roots))
+		for i, r := range s.Roots {
+			vars := map[string]any{}
+			for k, v := range s.Variables {
+				vars[k] = v
+			}
+			for k, v := range r.Variables {
+				vars[k] = v
+			}
+			r.Variables = vars
+			out[i] = r
+		}
+		return out
+	}
+	return []RootSpec{{Name: DefaultRoot, Source: s.Source, Files: s.Files, Variables: s.Variables}}
+}
+
+// DefaultRoot names the root of a single-root estate.
+const DefaultRoot = "root"
+
+// StageRoot is the root the stage sections name ("" when none does).
+func (s *Spec) StageRoot() string {
+	for _, n := range s.stageRoots() {
+		if n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+func (s *Spec) stageRoots() []string {
+	var out []string
+	if s.Drift != nil {
+		out = append(out, s.Drift.Root)
+	}
+	if s.Rename != nil {
+		out = append(out, s.Rename.Root)
+	}
+	if s.Remove != nil {
+		out = append(out, s.Remove.Root)
+	}
+	if s.PlanApproval != nil {
+		out = append(out, s.PlanApproval.Root)
+	}
+	return out
+}
+
+// ActedRoot is the root a stage acts on: the one named, else the last.
+func (s *Spec) ActedRoot(name string) string {
+	rs := s.RootSpecs()
+	if name == "" {
+		return rs[len(rs)-1].Name
+	}
+	return name
+}
+
+// Sources lists every root's pinned source (a corpus import or fetch
+// brings them all).
+func (s *Spec) Sources() []*Source {
+	var out []*Source
+	for _, r := range s.RootSpecs() {
+		if r.Source != nil {
+			out = append(out, r.Source)
+		}
+	}
+	return out
 }
 
 // Kind is a Kubernetes kind by group/version/kind.
@@ -81,11 +218,13 @@ func (o Object) String() string {
 	return o.Kind + " " + o.Namespace + "/" + o.Name
 }
 
-// Edit replaces Old with New exactly Count times (default 1) in the root.
+// Edit replaces Old with New exactly Count times (default 1) in the
+// root's File (default its main file).
 type Edit struct {
 	Old   string `json:"old"`
 	New   string `json:"new"`
 	Count int    `json:"count,omitempty"`
+	File  string `json:"file,omitempty"`
 }
 
 // Delta is an Edit the run applies to the source, on the listed
@@ -94,7 +233,9 @@ type Delta struct {
 	Name       string   `json:"name"`
 	Why        string   `json:"why"`
 	Substrates []string `json:"substrates,omitempty"`
-	Edit       `json:",inline"`
+	// Root names the root it edits (default: the last).
+	Root string `json:"root,omitempty"`
+	Edit `json:",inline"`
 }
 
 // Tamper is an out-of-band JSON patch to one object.
@@ -106,6 +247,8 @@ type Tamper struct {
 // Drift: patch Object out of band; the plan must propose exactly Address;
 // after reconverge Field reads Want. Break tampers a second object.
 type Drift struct {
+	// Root names the root the stages act on (default: the last).
+	Root    string `json:"root,omitempty"`
 	Address string `json:"address"`
 	Object  Object `json:"object"`
 	Patch   string `json:"patch"`
@@ -117,6 +260,8 @@ type Drift struct {
 // Rename: a moved block From -> To with Edits making references follow.
 // Break edits the object's own name instead.
 type Rename struct {
+	// Root names the root the stages act on (default: the last).
+	Root  string `json:"root,omitempty"`
 	From  string `json:"from"`
 	To    string `json:"to"`
 	Edits []Edit `json:"edits"`
@@ -125,7 +270,14 @@ type Rename struct {
 
 // Remove: delete Address's block; Object must go, Neighbour must stay.
 type Remove struct {
-	Address   string `json:"address"`
+	// Root names the root the stages act on (default: the last).
+	Root    string `json:"root,omitempty"`
+	Address string `json:"address"`
+	// File and Block locate the resource block to delete when Address is
+	// not "type.name" in the main file (a block in a local module):
+	// File is its path in the root, Block its "type.name" there.
+	File      string `json:"file,omitempty"`
+	Block     string `json:"block,omitempty"`
 	Object    Object `json:"object"`
 	Neighbour Object `json:"neighbour"`
 }
@@ -133,6 +285,8 @@ type Remove struct {
 // PlanApproval: plan Edit as a saved plan (an update at Address to
 // Object), move the world with Move, then apply the saved plan.
 type PlanApproval struct {
+	// Root names the root the stages act on (default: the last).
+	Root    string `json:"root,omitempty"`
 	Address string `json:"address"`
 	Edit    Edit   `json:"edit"`
 	Object  Object `json:"object"`
@@ -225,17 +379,36 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("name %q: lowercase letters, digits and dashes", s.Name)
 	case s.Title == "":
 		return fmt.Errorf("title is required")
-	case (s.Source == nil) == (len(s.Files) == 0):
+	case len(s.Roots) == 0 && (s.Source == nil) == (len(s.Files) == 0):
 		return fmt.Errorf("exactly one of source (a corpus file) and files (written here) is required")
+	case len(s.Roots) > 0 && (s.Source != nil || len(s.Files) > 0):
+		return fmt.Errorf("roots replace source and files: give one or the other")
 	case !nameRE.MatchString(s.Namespace) || !nameRE.MatchString(s.Prefix):
 		return fmt.Errorf("namespace %q and prefix %q (for the stage additions): lowercase letters, digits and dashes", s.Namespace, s.Prefix)
 	}
-	if src := s.Source; src != nil {
-		if src.Repository == "" || src.Path == "" || !commitRE.MatchString(src.Commit) {
-			return fmt.Errorf("source: repository, path and a full 40-hex commit are required (quote the commit in YAML)")
+	names := map[string]bool{}
+	for _, r := range s.RootSpecs() {
+		if !nameRE.MatchString(r.Name) || names[r.Name] {
+			return fmt.Errorf("root %q: a unique name of lowercase letters, digits and dashes is required", r.Name)
 		}
-		if !sha256RE.MatchString(src.SHA256) {
-			return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)
+		names[r.Name] = true
+		if len(s.Roots) > 0 && (r.Source == nil) == (len(r.Files) == 0) {
+			return fmt.Errorf("root %s: exactly one of source and files is required", r.Name)
+		}
+		if r.Source != nil {
+			if err := r.Source.validate(); err != nil {
+				return fmt.Errorf("root %s: %w", r.Name, err)
+			}
+		}
+	}
+	if n := s.StageRoot(); n != "" {
+		if !names[n] {
+			return fmt.Errorf("stage sections name root %q, which the estate does not have", n)
+		}
+		for _, o := range s.stageRoots() {
+			if o != "" && o != n {
+				return fmt.Errorf("stage sections name roots %q and %q: the stages act on one root per run", n, o)
+			}
 		}
 	}
 	for _, k := range s.Kinds {
@@ -247,6 +420,54 @@ func (s *Spec) validate() error {
 		if d.Name == "" || d.Why == "" || d.Old == "" {
 			return fmt.Errorf("delta %q: name, why and old are required", d.Name)
 		}
+		if d.Root != "" && !names[d.Root] {
+			return fmt.Errorf("delta %q: no root %q", d.Name, d.Root)
+		}
+	}
+	for _, n := range s.Sensitive {
+		if _, ok := s.Variables[n]; ok {
+			continue
+		}
+		found := false
+		for _, r := range s.Roots {
+			_, found = r.Variables[n]
+			if found {
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("sensitive: %q is not among the variables", n)
+		}
+	}
+	return nil
+}
+
+func (src *Source) validate() error {
+	if src.Repository == "" || !commitRE.MatchString(src.Commit) {
+		return fmt.Errorf("source: repository and a full 40-hex commit are required (quote the commit in YAML)")
+	}
+	if (src.Path == "") == (len(src.Files) == 0) {
+		return fmt.Errorf("source: exactly one of path (a single file) and files (a list under dir) is required")
+	}
+	if src.Path != "" && !sha256RE.MatchString(src.SHA256) {
+		return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)
+	}
+	seen := map[string]bool{}
+	for _, f := range src.Files {
+		if f.Path == "" || !sha256RE.MatchString(f.SHA256) {
+			return fmt.Errorf("source file %q: a path and a sha256 of 64 lowercase hex digits are required", f.Path)
+		}
+		for _, p := range []string{f.Path, f.As, src.Dir} {
+			if path.IsAbs(p) || strings.HasPrefix(path.Clean("/"+p), "/..") || strings.Contains(p, "..") {
+				return fmt.Errorf("source file %q: paths stay inside the repository and the root", f.Path)
+			}
+		}
+	}
+	for _, p := range src.Pinned() {
+		if seen[p.RootPath] {
+			return fmt.Errorf("source: two files land at %s in the root", p.RootPath)
+		}
+		seen[p.RootPath] = true
 	}
 	return nil
 }

@@ -34,6 +34,14 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		r.mu.Lock()
 		saved[sd.Name] = s
 		r.mu.Unlock()
+		if rm.File != "" || rm.Block != "" {
+			// A block estate.yaml locates itself (in a local module).
+			block := rm.Block
+			if block == "" {
+				block = rm.Address
+			}
+			return sd.Root.RemoveBlockIn(rm.File, block)
+		}
 		return sd.Root.RemoveResource(rm.Address)
 	}); err != nil {
 		return err

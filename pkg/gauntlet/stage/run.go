@@ -28,7 +28,13 @@ type Side struct {
 	// Proxy stands between the engines and the cluster; gauntlet's own
 	// reads go to the cluster directly.
 	Proxy *wire.Proxy
-	Root  *estate.Root
+	// Root is the root the stages act on (an estate of ordered roots
+	// names it, else its last root).
+	Root *estate.Root
+	// Others are the estate's other roots, in apply order: applied around
+	// Root at cold deploy, left applied while the stages act, destroyed
+	// in reverse at teardown.
+	Others []*OtherRoot
 	// Stock is the oracle CLI in this side's root: it cold-deploys both
 	// clusters, so the subject has stock state to migrate from.
 	Stock *engine.Workspace
@@ -41,6 +47,16 @@ type Side struct {
 
 	mu    sync.Mutex
 	extra []*engine.Workspace
+}
+
+// OtherRoot is a root the stages do not act on, with the stock workspace
+// that applies and destroys it on its side.
+type OtherRoot struct {
+	Root  *estate.Root
+	Stock *engine.Workspace
+	// Before says it comes before the acted root in apply order (a CRD
+	// before its custom resources); the rest come after it.
+	Before bool
 }
 
 // Workspace opens another workspace of this side's engine (greenfield's
@@ -63,6 +79,9 @@ func (s *Side) Calls() int {
 	if s.Stock != s.Engine {
 		n += len(s.Stock.Calls())
 	}
+	for _, o := range s.Others {
+		n += len(o.Stock.Calls())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ws := range s.extra {
@@ -83,6 +102,9 @@ func (s *Side) CallTime() time.Duration {
 	sum(s.Engine)
 	if s.Stock != s.Engine {
 		sum(s.Stock)
+	}
+	for _, o := range s.Others {
+		sum(o.Stock)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,9 +132,9 @@ type Run struct {
 	// (a test of the BREAKs themselves: each must then come out unproved).
 	Sabotage bool
 
-	// Fresh materialises the estate's original root in a new directory on
-	// a side (greenfield applies it with no state).
-	Fresh func(side *Side, name string) (*estate.Root, error)
+	// Fresh materialises the estate's original root (by name) in a new
+	// directory on a side (greenfield applies it with no state).
+	Fresh func(side *Side, root, name string) (*estate.Root, error)
 
 	// Choices are the stage plans the run used, derived or written; the
 	// runner puts them in the result for the evidence page.
