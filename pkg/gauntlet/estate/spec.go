@@ -49,6 +49,12 @@ type Spec struct {
 	Deltas []Delta `json:"deltas,omitempty"`
 	// Skip names stages that do not apply, with the reason.
 	Skip map[string]string `json:"skip,omitempty"`
+	// Findings name stages where the pinned engine or provider misbehaves on
+	// this estate, with what it does wrong: the stage must fail there (a
+	// test that finds it passing says the finding is stale).
+	Findings map[string]string `json:"findings,omitempty"`
+	// Test says how the estate's Go test runs it (pkg/gauntlet/gauntlettest).
+	Test *TestSpec `json:"test,omitempty"`
 
 	Drift        *Drift        `json:"drift,omitempty"`
 	Rename       *Rename       `json:"rename,omitempty"`
@@ -57,6 +63,15 @@ type Spec struct {
 
 	// Dir is the estate's folder (set by Load).
 	Dir string `json:"-"`
+}
+
+// TestSpec tunes an estate's Go test.
+type TestSpec struct {
+	// Sabotaged runs the gauntlet a second time with every BREAK's
+	// corruption skipped, and fails if any BREAK still proves: a check that
+	// way shown to be tautological. It doubles the test's time, so one
+	// estate per family of BREAKs is enough.
+	Sabotaged bool `json:"sabotaged,omitempty"`
 }
 
 // Source pins third-party files under one commit of a repository: a
@@ -385,6 +400,11 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("roots replace source and files: give one or the other")
 	case !nameRE.MatchString(s.Namespace) || !nameRE.MatchString(s.Prefix):
 		return fmt.Errorf("namespace %q and prefix %q (for the stage additions): lowercase letters, digits and dashes", s.Namespace, s.Prefix)
+	}
+	for id := range s.Findings {
+		if _, ok := s.Skip[id]; ok {
+			return fmt.Errorf("stage %s is both skipped and a finding: a finding is a stage that runs and fails", id)
+		}
 	}
 	names := map[string]bool{}
 	for _, r := range s.RootSpecs() {
