@@ -139,10 +139,12 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	// refuse the saved plan then, so the "applied" checks must turn red.
 	r.breakBoth(ctx, rec, Breaking{Name: "state_moved", Corruption: "changes the state (state rm of " + r.victim().Address + ") between plan -out and apply",
 		Victim: approvalPlan, Covers: []string{promised}, OracleCovers: []string{oraclePromised}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		if err := sd.Root.Edit(estate.Edit{Old: `reviewed = "yes"`, New: `reviewed = "again"`}); err != nil {
+		if err := sd.Root.Edit(estate.Edit{Old: `reviewed = "yes"`, New: `reviewed = "again"`, File: pa.Edit.File}); err != nil {
 			return nil, err
 		}
-		undoEdit := func() error { return sd.Root.Edit(estate.Edit{Old: `reviewed = "again"`, New: `reviewed = "yes"`}) }
+		undoEdit := func() error {
+			return sd.Root.Edit(estate.Edit{Old: `reviewed = "again"`, New: `reviewed = "yes"`, File: pa.Edit.File})
+		}
 		if _, err := sd.Engine.Plan(ctx, engine.PlanOptions{Out: approvalPlan}); err != nil {
 			return undoing(nil, err, undoEdit)
 		}

@@ -28,7 +28,21 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Root.RemoveBlock(rm.Address) }); err != nil {
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		block := rm.Block
+		if block == "" {
+			block = rm.Address
+		}
+		if err := sd.Root.RemoveBlockIn(rm.File, block); err != nil {
+			return err
+		}
+		for _, e := range rm.Edits {
+			if err := sd.Root.Edit(e); err != nil {
+				return fmt.Errorf("remove: a reference to the removed block: %w", err)
+			}
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	want := map[string]string{rm.Address: "delete"}
