@@ -131,14 +131,11 @@ def _corpus_impl(rctx):
     source = _getenv(rctx, "GAUNTLET_CORPUS_DIR") or str(ws.dirname) + "/shared/corpus"
     estates = ws.get_child("estates")
     names = []
-    packaged = []
     for e in sorted(estates.readdir(), key = str):
         spec = e.get_child("estate.yaml")
         if spec.exists:
             rctx.read(spec)
             names.append(e.basename)
-            if e.get_child("BUILD.bazel").exists:
-                packaged.append(e.basename)
     cli = _build_cli(rctx, go, env) if names else None
     targets = []
     for name in names:
@@ -179,13 +176,13 @@ runfiles_tree(
     deps = {names},
 )
 
-# Every estate's own files (estate.yaml and what it names), made by estate_test in its package.
+# Every estate's own files (estate.yaml and what it names), made by estate_tests in //estates.
 filegroup(
     name = "estates",
     srcs = {estates},
 )
 
-{targets}""".format(defs = str(rctx.attr._defs), source = source, names = repr([":" + n for n in names]), estates = repr(["@@//estates/{}:estate".format(n) for n in packaged]), targets = "\n".join(targets)))
+{targets}""".format(defs = str(rctx.attr._defs), source = source, names = repr([":" + n for n in names]), estates = repr(["@@//estates:files"] if names else []), targets = "\n".join(targets)))
 
 def _files_under(path, prefix):
     """Every file under path, as prefix/<relative path> (Starlark has no recursion)."""

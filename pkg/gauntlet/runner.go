@@ -173,6 +173,7 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		return spec.Materialise(filepath.Join(work, sd.Name+"-"+name, root), root, pre.materials(root, o.substrate, sd.Engine.Kubeconfig))
 	}
 	runStages(ctx, r, res, o, plans)
+	res.Choices = r.Choices
 	res.Duration = time.Since(start)
 	switch {
 	case res.Cancelled != nil:
@@ -514,6 +515,11 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		err = nil // a finding about the engine, recorded as the check it fails
 	}
 	rec.Fill(&sr)
+	if reason, ok := stage.IsNotApplicable(err); ok {
+		sr.Verdict, sr.Reason = result.NotRun, reason
+		o.logger.Infof("stage %-20s not run: %s", st.ID(), reason)
+		return sr
+	}
 	switch {
 	case err != nil:
 		sr.Verdict = result.Fail

@@ -107,15 +107,32 @@ func TestRemoveBlockSkipsBracesInStringsAndComments(t *testing.T) {
 	}
 }
 
+func TestKindsOptional(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(specYAML, "kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "", 1)))
+	if err != nil || len(s.Kinds) != 0 {
+		t.Fatalf("a spec without kinds: %v %+v", err, s)
+	}
+}
+
+func TestMinimalSpecDefaults(t *testing.T) {
+	s, err := Parse([]byte("name: demo\ntitle: A demo\nfiles: [main.tf]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lane != "kubernetes" || s.Set != "growing" || s.Namespace != "default" || s.Prefix != "gauntlet" || len(s.WritesInto) != 1 || s.WritesInto[0] != "default" {
+		t.Errorf("defaults: %+v", s)
+	}
+}
+
 func TestParseRejects(t *testing.T) {
 	for name, tc := range map[string]struct{ from, to, want string }{
-		"unknown field": {"set: growing", "set: growing\nsurprise: 1", "surprise"},
-		"bad name":      {"name: demo", "name: Demo_1", "lowercase"},
-		"no source":     {"files: [main.tf]", "", "exactly one of source"},
-		"no kinds":      {"kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "kinds: []", "kinds"},
-		"delta no why":  {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name, why and old"},
-		"short sha":     {"files: [main.tf]", "source: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a.tf, sha256: abc}", "sha256"},
-		"no prefix":     {"prefix: dm", "prefix: ''", "prefix"},
+		"unknown field":   {"set: growing", "set: growing\nsurprise: 1", "surprise"},
+		"bad name":        {"name: demo", "name: Demo_1", "lowercase"},
+		"no source":       {"files: [main.tf]", "", "exactly one of source"},
+		"kind no version": {"kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "kinds:\n  - {group: \"\", kind: ConfigMap}", "kinds"},
+		"delta no why":    {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name, why and old"},
+		"short sha":       {"files: [main.tf]", "source: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a.tf, sha256: abc}", "sha256"},
+		"bad prefix":      {"prefix: dm", "prefix: Dm_", "prefix"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := strings.Replace(specYAML, tc.from, tc.to, 1)

@@ -42,12 +42,19 @@ type Spec struct {
 	// WritesInto are namespaces the estate writes into without owning;
 	// teardown compares them with a baseline taken before cold deploy.
 	WritesInto []string `json:"writes_into,omitempty"`
-	// Kinds are the kinds the estate creates.
-	Kinds []Kind `json:"kinds"`
+	// Kinds are the kinds the estate creates. Optional: the run derives
+	// them from the state and discovery, and a list given here must match.
+	Kinds []Kind `json:"kinds,omitempty"`
 	// Deltas change the source for a run; each must match exactly.
 	Deltas []Delta `json:"deltas,omitempty"`
 	// Skip names stages that do not apply, with the reason.
 	Skip map[string]string `json:"skip,omitempty"`
+	// Findings name stages where the pinned engine or provider misbehaves on
+	// this estate, with what it does wrong: the stage must fail there (a
+	// test that finds it passing says the finding is stale).
+	Findings map[string]string `json:"findings,omitempty"`
+	// Test says how the estate's Go test runs it (pkg/gauntlet/gauntlettest).
+	Test *TestSpec `json:"test,omitempty"`
 
 	Drift        *Drift        `json:"drift,omitempty"`
 	Rename       *Rename       `json:"rename,omitempty"`
@@ -56,6 +63,15 @@ type Spec struct {
 
 	// Dir is the estate's folder (set by Load).
 	Dir string `json:"-"`
+}
+
+// TestSpec tunes an estate's Go test.
+type TestSpec struct {
+	// Sabotaged runs the gauntlet a second time with every BREAK's
+	// corruption skipped, and fails if any BREAK still proves: a check that
+	// way shown to be tautological. It doubles the test's time, so one
+	// estate per family of BREAKs is enough.
+	Sabotaged bool `json:"sabotaged,omitempty"`
 }
 
 // Source pins third-party files under one commit of a repository: a
@@ -344,7 +360,30 @@ func Parse(raw []byte) (*Spec, error) {
 	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
 		return nil, err
 	}
+	s.defaults()
 	return &s, s.validate()
+}
+
+// defaults fills what a minimal estate.yaml (name, title, source,
+// variables) leaves out: the kubernetes lane and growing set, stage
+// additions in namespace "default" prefixed "gauntlet", and that namespace
+// as the one the estate writes into without owning.
+func (s *Spec) defaults() {
+	if s.Lane == "" {
+		s.Lane = "kubernetes"
+	}
+	if s.Set == "" {
+		s.Set = "growing"
+	}
+	if s.Namespace == "" {
+		s.Namespace = "default"
+	}
+	if s.Prefix == "" {
+		s.Prefix = "gauntlet"
+	}
+	if len(s.WritesInto) == 0 {
+		s.WritesInto = []string{s.Namespace}
+	}
 }
 
 var (
@@ -356,16 +395,19 @@ func (s *Spec) validate() error {
 	switch {
 	case !nameRE.MatchString(s.Name):
 		return fmt.Errorf("name %q: lowercase letters, digits and dashes", s.Name)
-	case s.Title == "" || s.Lane == "" || s.Set == "":
-		return fmt.Errorf("title, lane and set are required")
+	case s.Title == "":
+		return fmt.Errorf("title is required")
 	case len(s.Roots) == 0 && (s.Source == nil) == (len(s.Files) == 0):
 		return fmt.Errorf("exactly one of source (a corpus file) and files (written here) is required")
 	case len(s.Roots) > 0 && (s.Source != nil || len(s.Files) > 0):
 		return fmt.Errorf("roots replace source and files: give one or the other")
-	case s.Namespace == "" || s.Prefix == "":
-		return fmt.Errorf("namespace and prefix (for the stage additions) are required")
-	case len(s.Kinds) == 0:
-		return fmt.Errorf("kinds: at least one kind is required")
+	case !nameRE.MatchString(s.Namespace) || !nameRE.MatchString(s.Prefix):
+		return fmt.Errorf("namespace %q and prefix %q (for the stage additions): lowercase letters, digits and dashes", s.Namespace, s.Prefix)
+	}
+	for id := range s.Findings {
+		if _, ok := s.Skip[id]; ok {
+			return fmt.Errorf("stage %s is both skipped and a finding: a finding is a stage that runs and fails", id)
+		}
 	}
 	names := map[string]bool{}
 	for _, r := range s.RootSpecs() {
@@ -390,6 +432,11 @@ func (s *Spec) validate() error {
 			if o != "" && o != n {
 				return fmt.Errorf("stage sections name roots %q and %q: the stages act on one root per run", n, o)
 			}
+		}
+	}
+	for _, k := range s.Kinds {
+		if k.Version == "" || k.Kind == "" {
+			return fmt.Errorf("kinds: %+v needs a version and a kind (or drop the list: the run derives it)", k)
 		}
 	}
 	for _, d := range s.Deltas {

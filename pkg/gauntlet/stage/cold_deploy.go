@@ -44,6 +44,9 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 			return err
 		}
 		o, err := objectsFromState(st)
+		if err == nil {
+			o, err = sd.settle(o)
+		}
 		r.mu.Lock()
 		objs[sd.Name] = o
 		r.mu.Unlock()
@@ -55,6 +58,11 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	if len(r.Objects) == 0 {
 		return fmt.Errorf("the stock state holds no kubernetes object")
 	}
+	kinds, err := derivedKinds(r.Spec, r.Objects)
+	if err != nil {
+		return err
+	}
+	r.Kinds = kinds
 	const (
 		sameState = "same state on both clusters"
 		live      = "every state object is live"
@@ -92,8 +100,8 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return err
 	}
 	rec.Check(sameObjs, sameErr, "compared object by object, labels and annotations included, server-set fields and defaults aside")
-	rec.Say("%d objects (%s) applied by stock %s from %s plus %s, on %s",
-		len(r.Objects), describe(r.Objects), r.Subject.Stock.Engine.Profile, r.sourceLine(), r.deltaLine(), r.Subject.Cluster.Substrate())
+	rec.Say("%d objects of %d kinds (%s) applied by stock %s from %s plus %s, on %s",
+		len(r.Objects), len(r.Kinds), describe(r.Objects), r.Subject.Stock.Engine.Profile, r.sourceLine(), r.deltaLine(), r.Subject.Cluster.Substrate())
 	rec.Claim([]string{sameState, live, sameObjs}, "a terraform.tfstate with %d instances on each side, every one live, and the two clusters' objects identical object by object",
 		len(r.Objects))
 	if others := r.Subject.Others; len(others) > 0 {

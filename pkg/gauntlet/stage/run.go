@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
@@ -122,7 +124,10 @@ type Run struct {
 	Substrate cluster.Capabilities
 
 	// Observations later stages build on.
-	Objects   []Object
+	Objects []Object
+	// Kinds are the kinds of the cold-deployed objects, derived from the
+	// state and discovery.
+	Kinds     []estate.Kind
 	Baselines map[string]any
 	// Sabotage skips every BREAK's corruption and keeps its measurement
 	// (a test of the BREAKs themselves: each must then come out unproved).
@@ -132,7 +137,12 @@ type Run struct {
 	// directory on a side (greenfield applies it with no state).
 	Fresh func(side *Side, root, name string) (*estate.Root, error)
 
+	// Choices are the stage plans the run used, derived or written; the
+	// runner puts them in the result for the evidence page.
+	Choices []result.Choice
+
 	mu          sync.Mutex
+	derived     *derive.Plans
 	coldOracle  *inventory.Inventory
 	coldObjects []Object
 }

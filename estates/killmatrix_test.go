@@ -1,4 +1,4 @@
-package metricsserver
+package estates_test
 
 import (
 	"context"
@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/gauntlettest"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/mutant"
 )
 
-// TestKillMatrix runs the estate's gauntlet with every mutant engine as
+// TestKillMatrix runs corpus-k8s-metrics-server's gauntlet with every mutant engine as
 // the subject, on the local substrate: each must be caught by a stage it
 // names (mutation score 100%), and the planted survivor - the identity
 // mutant, tofu unchanged - must be reported as a survivor.
@@ -22,17 +21,13 @@ func TestKillMatrix(t *testing.T) {
 	if os.Getenv("TEST_SRCDIR") != "" {
 		t.Skip("under Bazel: gauntlet-mutant (pins group mutants) is not in the toolchain seed, and building it needs the Go module proxy; .ci/run runs this test with go test")
 	}
-	spec, err := estate.Load("..", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensureCorpus(t, spec)
+	spec := gauntlettest.Load(t, "corpus-k8s-metrics-server")
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	m, err := mutant.Run(ctx, spec, mutant.Options{
 		Mutants: append(mutant.All(), mutant.Identity()),
 		Offline: true,
-		Logger:  log.New(testWriter{t}),
+		Logger:  gauntlettest.Logger(t),
 	})
 	if err != nil {
 		t.Fatal(err)

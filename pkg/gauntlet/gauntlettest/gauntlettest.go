@@ -1,0 +1,253 @@
+// Package gauntlettest runs an estate's gauntlet as a Go test, so an estate
+// is data - a folder with an estate.yaml - and needs no test code of its own.
+// This repository's estates, the Bazel estate_test macro and any other
+// module that keeps estates call it the same way:
+//
+//	func TestGauntlet(t *testing.T) { gauntlettest.Run(t, "estates/corpus-k8s-metrics-server") }
+//
+// Each stage is a subtest: it passes when the stage passed with every check
+// proven by a BREAK, it is skipped - saying why - when the stage did not run
+// for a reason the estate or the engine declares, and it fails otherwise. A
+// stage the estate lists under `findings:` must fail (the engine or
+// provider misbehaves there, and the finding says how); once it passes, the
+// test fails until the finding is removed.
+package gauntlettest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+)
+
+// EvidenceEnv names the directory a run's evidence is written to
+// (<dir>/<estate>[/sabotaged]); unset, each run writes to its test's temp dir.
+const EvidenceEnv = "GAUNTLET_EVIDENCE_DIR"
+
+// Timeout bounds one gauntlet run (a clear run of the largest estate here
+// takes about 3 minutes on two idle cores).
+const Timeout = 20 * time.Minute
+
+// Run loads the estate in dir, runs its gauntlet with opts (after the
+// defaults: offline, progress to the test log) and asserts its verdicts,
+// stage by stage. When the estate asks for it (test.sabotaged in
+// estate.yaml) the gauntlet runs a second time with every BREAK's
+// corruption skipped, and no BREAK may then prove anything. It returns the
+// clear run's result.
+func Run(t *testing.T, dir string, opts ...gauntlet.Option) *result.Run {
+	t.Helper()
+	spec := Load(t, dir)
+	res := run(t, spec, "", opts)
+	proved := assertRun(t, spec, res)
+	if spec.Test != nil && spec.Test.Sabotaged {
+		t.Run("sabotaged", func(t *testing.T) {
+			if len(proved) == 0 {
+				t.Skip("the clear run proved no BREAK to sabotage")
+			}
+			assertSabotaged(t, run(t, spec, "sabotaged", append(opts, gauntlet.WithSabotage())), proved)
+		})
+	}
+	return res
+}
+
+// Load loads the estate in dir and brings its pinned corpus files into the
+// cache when it lacks them (see ensureCorpus); for tests that run an
+// estate their own way, such as a kill matrix.
+func Load(t testing.TB, dir string) *estate.Spec {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := estate.Load(filepath.Dir(abs), filepath.Base(abs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ensureCorpus(t, spec)
+	return spec
+}
+
+// Logger sends a run's progress lines to the test log.
+func Logger(t testing.TB) log.Logger { return log.New(testWriter{t}) }
+
+// assertRun checks every stage and returns the BREAKs that proved, by
+// stage/BREAK name.
+func assertRun(t *testing.T, spec *estate.Spec, res *result.Run) map[string]bool {
+	t.Helper()
+	proved := map[string]bool{}
+	for _, s := range res.Stages {
+		for _, b := range s.Breaks {
+			if b.Side != "oracle" && b.Outcome == result.Proved {
+				proved[s.ID+"/"+b.Name] = true
+			}
+		}
+		t.Run(s.ID, func(t *testing.T) { assertStage(t, spec, s) })
+	}
+	if res.Cancelled != nil {
+		t.Errorf("the run was cancelled in %s (%s)", res.Cancelled.Stage, res.Cancelled.Signal)
+	}
+	return proved
+}
+
+func assertStage(t *testing.T, spec *estate.Spec, s result.Stage) {
+	if finding, ok := spec.Findings[s.ID]; ok {
+		if s.Verdict == result.Fail {
+			t.Logf("fails as the estate's finding says (%s): %s", finding, s.Detail)
+			return
+		}
+		t.Fatalf("the estate lists a finding for %s (%s), but the stage is %s: remove the finding if the engine no longer misbehaves", s.ID, finding, s.Verdict)
+	}
+	switch s.Verdict {
+	case result.NotRun:
+		// Not run for a declared reason (the estate skips it, the engine
+		// lacks what it needs): a skip, never a pass. Anything else is a
+		// stage that should have run.
+		if declared(spec, s) {
+			t.Skipf("not run: %s", s.Reason)
+		}
+		t.Fatalf("not run: %s", s.Reason)
+	case result.Pass:
+	default:
+		t.Fatalf("%s: %s %s", s.Verdict, s.Reason, s.Detail)
+	}
+	if why := result.Contradictions(s); len(why) > 0 {
+		t.Errorf("passed, but cannot be backed: %s", strings.Join(why, "; "))
+	}
+	for _, c := range s.Checks {
+		if c.Verdict == result.Pass && len(c.ProvedBy) == 0 && c.NoBreak == "" {
+			t.Errorf("check %q passed with no BREAK proving it", c.Name)
+		}
+	}
+	for _, b := range s.Breaks {
+		if b.Side != "oracle" && !b.Failed {
+			t.Errorf("BREAK %s %s: %s", b.Name, b.Outcome, b.Detail)
+		}
+	}
+}
+
+// declared reports whether a stage that did not run was meant not to: the
+// estate skips it, the engine lacks a capability it needs, or the caller
+// left it out (gauntlet.WithStages). A stage that did not run because
+// another failed is not declared.
+func declared(spec *estate.Spec, s result.Stage) bool {
+	if _, ok := spec.Skip[s.ID]; ok {
+		return true
+	}
+	return s.Reason == "not selected for this run" ||
+		strings.HasPrefix(s.Reason, "engine ") && strings.Contains(s.Reason, " has no ")
+}
+
+// assertSabotaged: with the corruptions skipped, no BREAK may prove, every
+// BREAK that proved in the clear run must have run, and the run is not clear.
+func assertSabotaged(t *testing.T, res *result.Run, proved map[string]bool) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, s := range res.Stages {
+		for _, b := range s.Breaks {
+			if b.Side == "oracle" {
+				continue
+			}
+			seen[s.ID+"/"+b.Name] = true
+			if b.Outcome == result.Proved {
+				t.Errorf("%s: BREAK %s proved with its corruption skipped: it is tautological (%s)", s.ID, b.Name, b.Detail)
+			}
+		}
+	}
+	for id := range proved {
+		if !seen[id] {
+			t.Errorf("BREAK %s did not run in the sabotaged run", id)
+		}
+	}
+	if res.Clear() {
+		t.Error("a sabotaged run is clear")
+	}
+}
+
+// run runs the gauntlet once and writes its evidence; sub names the
+// evidence folder of a second run.
+func run(t *testing.T, spec *estate.Spec, sub string, opts []gauntlet.Option) *result.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	all := append([]gauntlet.Option{
+		gauntlet.WithLogger(Logger(t)), gauntlet.WithOffline(true),
+		gauntlet.WithReproduce(fmt.Sprintf("go test -run '^%s$' (in the test's package)", t.Name())),
+	}, opts...)
+	res, err := gauntlet.Run(ctx, spec, all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := os.Getenv(EvidenceEnv)
+	if out == "" {
+		out = t.TempDir()
+	} else {
+		out = filepath.Join(out, spec.Name)
+	}
+	out = filepath.Join(out, sub)
+	if _, err := evidence.WriteAll(out, res); err != nil {
+		t.Fatal(err)
+	}
+	// Under Bazel the gauntlet's own JUnit (a testcase per stage, with its
+	// BREAKs) is the test's XML.
+	if xml := os.Getenv("XML_OUTPUT_FILE"); xml != "" && sub == "" {
+		if f, err := os.Create(xml); err == nil {
+			evidence.JUnit(f, res)
+			f.Close()
+		}
+	}
+	t.Logf("evidence in %s; total %s; %s", out, res.Duration.Round(time.Second), evidence.Headline(res))
+	return res
+}
+
+// ensureCorpus brings the estate's pinned corpus files into the cache when
+// it lacks them: from $GAUNTLET_CORPUS_DIR, else the shared/corpus folder
+// beside the checkout (or beside Bazel's runfiles tree), both laid out
+// <owner>/<repo>/<commit>/<path>. No network.
+func ensureCorpus(t testing.TB, spec *estate.Spec) {
+	t.Helper()
+	if spec.Source == nil {
+		return
+	}
+	cache, err := toolchain.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := corpus.Verified(cache, spec.Source); err == nil {
+		return
+	}
+	var dirs []string
+	if d := os.Getenv("GAUNTLET_CORPUS_DIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	// <checkout>/estates/<name> -> <checkout>/../shared/corpus.
+	dirs = append(dirs, filepath.Join(spec.Dir, "..", "..", "..", "shared", "corpus"))
+	var errs []string
+	for _, d := range dirs {
+		if _, err := corpus.Import(cache, d, spec.Source); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		return
+	}
+	t.Fatalf("estate %s: its corpus files are not cached and could not be imported (%s); run `go run ./tools/gauntlet corpus import DIR` or set GAUNTLET_CORPUS_DIR",
+		spec.Name, strings.Join(errs, "; "))
+}
+
+// testWriter sends the run's progress lines to the test log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
