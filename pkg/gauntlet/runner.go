@@ -294,6 +294,9 @@ func startSides(ctx context.Context, prov func(int) cluster.Provider, td *teardo
 // cluster through the side's wire proxy.
 func prepareSide(ctx context.Context, sd *stage.Side, spec *estate.Spec, pre *preflight, work, name string, o *options) error {
 	dir := filepath.Join(work, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	kc := filepath.Join(dir, "engine.kubeconfig")
 	if err := sd.Proxy.WriteKubeconfig(kc); err != nil {
 		return err

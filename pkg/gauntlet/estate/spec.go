@@ -291,8 +291,11 @@ type Remove struct {
 	// File and Block locate the resource block to delete when Address is
 	// not "type.name" in the main file (a block in a local module):
 	// File is its path in the root, Block its "type.name" there.
-	File      string `json:"file,omitempty"`
-	Block     string `json:"block,omitempty"`
+	File  string `json:"file,omitempty"`
+	Block string `json:"block,omitempty"`
+	// Edits take the removed block's references out (an output naming
+	// it), each matching exactly as declared.
+	Edits     []Edit `json:"edits,omitempty"`
 	Object    Object `json:"object"`
 	Neighbour Object `json:"neighbour"`
 }

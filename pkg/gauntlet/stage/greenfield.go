@@ -82,8 +82,9 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		next    = "replanned empty"
 	)
 	rec.Check(created, func() error {
-		if a.Added != n || a.Changed != 0 || a.Destroyed != 0 || len(a.Acted()) != n {
-			return fmt.Errorf("applied %s (%d acted on), want %d added", a, len(a.Acted()), n)
+		kube, other := splitActed(a.Acted())
+		if a.Added != n+len(other) || a.Changed != 0 || a.Destroyed != 0 || len(kube) != n {
+			return fmt.Errorf("applied %s (%d kubernetes objects acted on, %d others), want %d added", a, len(kube), len(other), n)
 		}
 		return nil
 	}(), a.String())

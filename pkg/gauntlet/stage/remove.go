@@ -40,7 +40,16 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			if block == "" {
 				block = rm.Address
 			}
-			return sd.Root.RemoveBlockIn(rm.File, block)
+			if err := sd.Root.RemoveBlockIn(rm.File, block); err != nil {
+				return err
+			}
+			// The references estate.yaml names go with the block.
+			for _, e := range rm.Edits {
+				if err := sd.Root.Edit(e); err != nil {
+					return fmt.Errorf("remove: a reference to the removed block: %w", err)
+				}
+			}
+			return nil
 		}
 		return sd.Root.RemoveResource(rm.Address)
 	}); err != nil {

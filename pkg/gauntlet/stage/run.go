@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -176,4 +177,45 @@ func (r *Run) coldInventory() *inventory.Inventory {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.coldOracle
+}
+
+// applyOthers applies, in order, the side's other roots that come before
+// the acted one (before) or after it, each with its stock workspace.
+func (s *Side) applyOthers(ctx context.Context, before bool) error {
+	for _, o := range s.Others {
+		if o.Before != before {
+			continue
+		}
+		if _, err := o.Stock.Init(ctx); err != nil {
+			return fmt.Errorf("root %s: %w", o.Root.Name, err)
+		}
+		if _, err := o.Stock.Apply(ctx, engine.ApplyOptions{}); err != nil {
+			return fmt.Errorf("root %s: %w", o.Root.Name, err)
+		}
+	}
+	return nil
+}
+
+// destroyOthers destroys, in reverse order, the side's other roots that
+// come before the acted one (before) or after it.
+func (s *Side) destroyOthers(ctx context.Context, before bool) error {
+	for i := len(s.Others) - 1; i >= 0; i-- {
+		o := s.Others[i]
+		if o.Before != before {
+			continue
+		}
+		if _, err := o.Stock.Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
+			return fmt.Errorf("destroy root %s: %w", o.Root.Name, err)
+		}
+	}
+	return nil
+}
+
+// otherNames lists the other roots for a detail sentence.
+func otherNames(others []*OtherRoot) string {
+	var names []string
+	for _, o := range others {
+		names = append(names, "root "+o.Root.Name)
+	}
+	return strings.Join(names, ", ")
 }

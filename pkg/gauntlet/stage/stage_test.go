@@ -244,6 +244,28 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
+// Objects in local modules are the kubernetes provider's too; other
+// providers' resources, in modules or not, are not.
+func TestIsKubernetesSeesThroughModules(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"kubernetes_role.r": true,
+		"module.namespace.module.namespace_roles.kubernetes_role.rbac_role[0]":    true,
+		`module.sa["admin"].kubernetes_service_account.sa[0]: creation`:           true,
+		"module.namespace.terraform_data.dependency_getter":                       false,
+		"module.namespace.module.namespace_roles.null_resource.dependency_getter": false,
+		"data.kubernetes_namespace.n":                                             false,
+		"module.kubernetes_x.random_pet.p":                                        false,
+	} {
+		if got := isKubernetes(addr); got != want {
+			t.Errorf("isKubernetes(%q) = %v, want %v", addr, got, want)
+		}
+	}
+	kube, other := splitActed([]string{"module.a.kubernetes_role.r[0]: creation", "module.a.terraform_data.d: creation"})
+	if len(kube) != 1 || len(other) != 1 {
+		t.Errorf("splitActed = %v, %v", kube, other)
+	}
+}
+
 func TestObjectsFromStateManifestAndKinds(t *testing.T) {
 	st := &tfjson.State{Values: &tfjson.StateValues{RootModule: &tfjson.StateModule{
 		Resources: []*tfjson.StateResource{
