@@ -43,7 +43,7 @@ func TestEstateNewOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
-		"main.tf":            "variable \"kube\" {}\nvariable \"name\" {}\nprovider \"kubernetes\" {\n  config_path = var.kube\n}\nresource \"kubernetes_config_map_v1\" \"c\" {\n  metadata {\n    name = var.name\n    labels = { app = \"x\" }\n  }\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n}\n",
+		"main.tf":           "variable \"kube\" {}\nvariable \"name\" {}\nprovider \"kubernetes\" {\n  config_path = var.kube\n}\nresource \"kubernetes_config_map_v1\" \"c\" {\n  metadata {\n    name = var.name\n    labels = { app = \"x\" }\n  }\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n}\n",
 		"modules/m/main.tf": "resource \"kubernetes_secret_v1\" \"s\" {\n  metadata { name = \"s\" }\n}\n",
 	} {
 		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
