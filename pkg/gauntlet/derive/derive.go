@@ -354,9 +354,9 @@ func analyse(dir string) ([]block, error) {
 				self = b.Labels[0] + "." + b.Labels[1]
 				blocks = append(blocks, resourceOf(self, b))
 			}
-			for addr := range referenced(b.Body) {
+			for addr, n := range referenced(b.Body) {
 				if addr != self {
-					refs[addr]++
+					refs[addr] += n
 				}
 			}
 		}

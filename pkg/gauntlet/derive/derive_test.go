@@ -25,6 +25,19 @@ resource "kubernetes_role_v1" "role" {
   }
 }
 
+resource "kubernetes_role_binding_v1" "rb" {
+  count = 1
+  metadata {
+    name      = "rb"
+    namespace = kubernetes_namespace_v1.ns.metadata[0].name
+  }
+  subject {
+    kind      = "ServiceAccount"
+    name      = "robot"
+    namespace = kubernetes_namespace_v1.ns.metadata[0].name
+  }
+}
+
 resource "kubernetes_config_map_v1" "shards" {
   count = 2
   metadata { name = "shard-${count.index}" }
@@ -86,7 +99,7 @@ func TestDerive(t *testing.T) {
 		t.Errorf("drift %+v (%s)", d, p.Why["drift_reconverge"])
 	}
 	// Rename: the most referenced resource.
-	if rn := p.Rename; rn == nil || rn.From != "kubernetes_namespace_v1.ns" || rn.To != "kubernetes_namespace_v1.ns_renamed" {
+	if rn := p.Rename; rn == nil || rn.From != "kubernetes_namespace_v1.ns" || rn.To != "kubernetes_namespace_v1.ns_renamed" || !strings.Contains(p.Why["day2_rename"], "its 3 reference(s)") {
 		t.Errorf("rename %+v", rn)
 	}
 	// Remove: a leaf that is not a Namespace, neighbour of a stable kind.
