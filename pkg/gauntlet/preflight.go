@@ -18,10 +18,11 @@ import (
 // an unknown stage, a missing or altered corpus file or an engine that is
 // not there must cost seconds, not a cluster start.
 type preflight struct {
-	tc         *toolchain.Toolchain
-	subject    *engine.Engine
-	oracle     *engine.Engine
-	sourceFile string
+	tc      *toolchain.Toolchain
+	subject *engine.Engine
+	oracle  *engine.Engine
+	// fetched are each root's verified corpus files, by root name.
+	fetched map[string][]estate.Fetched
 }
 
 func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, error) {
@@ -62,12 +63,16 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 		}
 		cacheDir = d
 	}
-	if spec.Source != nil {
-		f, err := corpus.Verified(cacheDir, spec.Source)
+	p.fetched = map[string][]estate.Fetched{}
+	for _, rs := range spec.RootSpecs() {
+		if rs.Source == nil {
+			continue
+		}
+		f, err := corpus.Verified(cacheDir, rs.Source)
 		if err != nil {
 			return nil, fmt.Errorf("estate %s: %w", spec.Name, err)
 		}
-		p.sourceFile = f
+		p.fetched[rs.Name] = f
 	}
 	tools := []string{"terraform", "terraform-provider-kubernetes", "terraform-provider-random"}
 	if o.substrate == "local" {
@@ -94,26 +99,15 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 	return p, nil
 }
 
-// providersTF is the providers file gauntlet writes into every root: the
-// pinned kubernetes provider with an empty block reading KUBE_CONFIG_PATH.
-func providersTF(pins *toolchain.Pins) string {
-	version := ""
-	for _, pr := range pins.Providers {
+// materials are what a root is made from on one side: its verified
+// files, the substrate's deltas, the pinned kubernetes provider and the
+// side's kubeconfig for "${kubeconfig}" in variables.
+func (p *preflight) materials(root, substrate, kubeconfig string) estate.Materials {
+	m := estate.Materials{Fetched: p.fetched[root], Substrate: substrate, Kubeconfig: kubeconfig}
+	for _, pr := range p.tc.Pins.Providers {
 		if pr.Type == "kubernetes" {
-			version = pr.Version
+			m.Providers = append(m.Providers, estate.ProviderPin{Name: pr.Type, Source: pr.Namespace + "/" + pr.Type, Version: pr.Version})
 		}
 	}
-	return fmt.Sprintf(`# Written by gauntlet: the providers this run pins. The kubernetes provider
-# reads the cluster from KUBE_CONFIG_PATH, which gauntlet sets per side.
-terraform {
-  required_providers {
-    kubernetes = {
-      source  = "hashicorp/kubernetes"
-      version = %q
-    }
-  }
-}
-
-provider "kubernetes" {}
-`, version)
+	return m
 }

@@ -44,6 +44,18 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	for _, opt := range opts {
 		opt.apply(o)
 	}
+	if len(spec.Sensitive) > 0 {
+		o.logger = redactingLogger{l: o.logger, spec: spec}
+		// Whatever the run records passes through the same redaction.
+		defer func() {
+			if e := redactRun(spec, res); e != nil && err == nil {
+				res, err = nil, e
+			}
+			if err != nil {
+				err = errors.New(spec.Redact(err.Error()))
+			}
+		}()
+	}
 	start := time.Now()
 	SweepKilled(ctx, o.stateDir, o.logger)
 	pre, err := check(ctx, spec, o)
@@ -157,10 +169,11 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	res.Substrate = sides[0].Cluster.Substrate()
 	r := &stage.Run{Spec: spec, Log: o.logger, Substrate: sides[0].Cluster.Capabilities(), Sabotage: o.sabotage}
 	r.Subject, r.Oracle = sides[0], sides[1]
-	r.Fresh = func(sd *stage.Side, name string) (*estate.Root, error) {
-		return spec.Materialise(filepath.Join(work, sd.Name+"-"+name), pre.sourceFile, o.substrate, providersTF(pre.tc.Pins))
+	r.Fresh = func(sd *stage.Side, root, name string) (*estate.Root, error) {
+		return spec.Materialise(filepath.Join(work, sd.Name+"-"+name, root), root, pre.materials(root, o.substrate, sd.Engine.Kubeconfig))
 	}
 	runStages(ctx, r, res, o, plans)
+	res.Choices = r.Choices
 	res.Duration = time.Since(start)
 	switch {
 	case res.Cancelled != nil:
@@ -276,30 +289,54 @@ func startSides(ctx context.Context, prov func(int) cluster.Provider, td *teardo
 	return sides, nil
 }
 
-// prepareSide materialises the side's root and its two workspaces, both
-// talking to the cluster through the side's wire proxy.
+// prepareSide materialises the side's roots - the acted one with its two
+// workspaces, every other one with a stock workspace - all talking to the
+// cluster through the side's wire proxy.
 func prepareSide(ctx context.Context, sd *stage.Side, spec *estate.Spec, pre *preflight, work, name string, o *options) error {
 	dir := filepath.Join(work, name)
-	root, err := spec.Materialise(filepath.Join(dir, "root"), pre.sourceFile, o.substrate, providersTF(pre.tc.Pins))
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	sd.Root = root
 	kc := filepath.Join(dir, "engine.kubeconfig")
 	if err := sd.Proxy.WriteKubeconfig(kc); err != nil {
 		return err
 	}
 	logs := filepath.Join(dir, "logs")
-	if sd.Stock, err = pre.oracle.Workspace(root.Dir, kc, logs); err != nil {
-		return err
+	acted := spec.ActedRoot(spec.StageRoot())
+	specs := spec.RootSpecs()
+	before := true
+	for _, rs := range specs {
+		rootDir := filepath.Join(dir, "root")
+		if len(specs) > 1 {
+			rootDir = filepath.Join(dir, "roots", rs.Name)
+		}
+		root, err := spec.Materialise(rootDir, rs.Name, pre.materials(rs.Name, o.substrate, kc))
+		if err != nil {
+			return err
+		}
+		if rs.Name != acted {
+			ws, err := pre.oracle.Workspace(root.Dir, kc, filepath.Join(logs, rs.Name))
+			if err != nil {
+				return err
+			}
+			sd.Others = append(sd.Others, &stage.OtherRoot{Root: root, Stock: ws, Before: before})
+			continue
+		}
+		before = false
+		sd.Root = root
+		if sd.Stock, err = pre.oracle.Workspace(root.Dir, kc, logs); err != nil {
+			return err
+		}
+		if name != "subject" {
+			// The oracle's engine is the oracle CLI: one workspace for both.
+			sd.Engine = sd.Stock
+			continue
+		}
+		if sd.Engine, err = pre.subject.Workspace(root.Dir, kc, logs); err != nil {
+			return err
+		}
 	}
-	if name != "subject" {
-		// The oracle's engine is the oracle CLI: one workspace for both.
-		sd.Engine = sd.Stock
-		return nil
-	}
-	sd.Engine, err = pre.subject.Workspace(root.Dir, kc, logs)
-	return err
+	return nil
 }
 
 // runStages runs every stage in order and records its result. Once ctx
@@ -478,6 +515,11 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		err = nil // a finding about the engine, recorded as the check it fails
 	}
 	rec.Fill(&sr)
+	if reason, ok := stage.IsNotApplicable(err); ok {
+		sr.Verdict, sr.Reason = result.NotRun, reason
+		o.logger.Infof("stage %-20s not run: %s", st.ID(), reason)
+		return sr
+	}
 	switch {
 	case err != nil:
 		sr.Verdict = result.Fail
@@ -524,9 +566,26 @@ func (t *planTally) get(kubeconfig string) planCount {
 
 func estateResult(s *estate.Spec) result.Estate {
 	e := result.Estate{Name: s.Name, Title: s.Title, Description: s.Description, Lane: s.Lane, Set: s.Set}
-	if src := s.Source; src != nil {
-		e.SourceRepo, e.SourceCommit, e.SourcePath, e.SourceSHA256 = src.Repository, src.Commit, src.Path, src.SHA256
+	var repos, commits, paths, sums []string
+	for _, src := range s.Sources() {
+		repos, commits = append(repos, src.Repository), append(commits, src.Commit)
+		if len(src.Files) == 0 {
+			paths, sums = append(paths, src.Path), append(sums, src.SHA256)
+			continue
+		}
+		// A list source is recorded as its folder and files, and one
+		// sha256 over its sha256sums-style listing (each file's own is in
+		// estate.yaml).
+		var names, listing []string
+		for _, p := range src.Pinned() {
+			names = append(names, p.RepoPath)
+			listing = append(listing, p.SHA256+"  "+p.RepoPath+"\n")
+		}
+		h := sha256.Sum256([]byte(strings.Join(listing, "")))
+		paths, sums = append(paths, strings.Join(names, ", ")), append(sums, hex.EncodeToString(h[:]))
 	}
+	e.SourceRepo, e.SourceCommit = strings.Join(slices.Compact(repos), " + "), strings.Join(slices.Compact(commits), " + ")
+	e.SourcePath, e.SourceSHA256 = strings.Join(paths, " + "), strings.Join(sums, " + ")
 	return e
 }
 

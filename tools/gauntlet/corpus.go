@@ -52,20 +52,21 @@ func runCorpus(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if spec.Source == nil {
-			continue
+		for _, src := range spec.Sources() {
+			var ps []string
+			if verb == "import" {
+				ps, err = corpus.Import(*cache, dir, src)
+			} else {
+				ps, err = corpus.Fetch(ctx, *cache, src)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			for i, pf := range src.Pinned() {
+				fmt.Printf("%s: %s (sha256 %s verified)\n", name, ps[i], pf.SHA256[:12])
+			}
+			n += len(ps)
 		}
-		var p string
-		if verb == "import" {
-			p, err = corpus.Import(*cache, dir, spec.Source)
-		} else {
-			p, err = corpus.Fetch(ctx, *cache, spec.Source)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		fmt.Printf("%s: %s (sha256 %s verified)\n", name, p, spec.Source.SHA256[:12])
-		n++
 	}
 	fmt.Printf("%d corpus file(s) in %s\n", n, *cache)
 	return nil
@@ -76,9 +77,6 @@ func runCorpus(ctx context.Context, args []string) error {
 // $GAUNTLET_CORPUS_DIR, else ../shared/corpus beside the checkout, else a
 // fetch when online. Each attempt is said out loud.
 func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline bool, l log.Logger) error {
-	if spec.Source == nil {
-		return nil
-	}
 	if cache == "" {
 		d, err := toolchain.DefaultCacheDir()
 		if err != nil {
@@ -86,7 +84,16 @@ func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline 
 		}
 		cache = d
 	}
-	if _, err := corpus.Verified(cache, spec.Source); err == nil {
+	for _, src := range spec.Sources() {
+		if err := ensureSource(ctx, spec, src, cache, offline, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ensureSource(ctx context.Context, spec *estate.Spec, src *estate.Source, cache string, offline bool, l log.Logger) error {
+	if _, err := corpus.Verified(cache, src); err == nil {
 		return nil
 	}
 	var dirs []string
@@ -98,18 +105,18 @@ func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline 
 		if _, err := os.Stat(d); err != nil {
 			continue
 		}
-		p, err := corpus.Import(cache, d, spec.Source)
+		ps, err := corpus.Import(cache, d, src)
 		if err == nil {
-			l.Infof("corpus: imported %s from %s (sha256 verified)", spec.Source.Path, d)
+			l.Infof("corpus: imported %d file(s) of %s at %s from %s (sha256 verified)", len(ps), src.Repository, src.Commit[:10], d)
 			return nil
 		}
-		l.Warnf("corpus: %v (%s)", err, p)
+		l.Warnf("corpus: %v", err)
 	}
 	if offline {
-		return fmt.Errorf("corpus file for %s is not cached and offline: run `go run ./tools/gauntlet corpus import DIR`", spec.Name)
+		return fmt.Errorf("corpus files for %s are not cached and offline: run `go run ./tools/gauntlet corpus import DIR`", spec.Name)
 	}
-	l.Infof("corpus: fetching %s at %s (network)", spec.Source.Repository, spec.Source.Commit[:10])
-	if _, err := corpus.Fetch(ctx, cache, spec.Source); err != nil {
+	l.Infof("corpus: fetching %s at %s (network)", src.Repository, src.Commit[:10])
+	if _, err := corpus.Fetch(ctx, cache, src); err != nil {
 		return err
 	}
 	return nil

@@ -1,8 +1,9 @@
 // Package corpus brings third-party Terraform files into gauntlet's cache,
-// pinned by repository, commit, path and sha256. gauntlet never carries
-// their text: it fetches a file (online) or imports it from a directory
-// laid out <owner>/<repo>/<commit>/<path> (or <host>/<owner>/...), and a
-// file whose sha256 differs from the pin is refused.
+// pinned by repository, commit, path and sha256 - one file, or a root's
+// list of files under one commit. gauntlet never carries their text: it
+// fetches the files (online) or imports them from a directory laid out
+// <owner>/<repo>/<commit>/<path> (or <host>/<owner>/...), and a file whose
+// sha256 differs from its pin is refused.
 package corpus
 
 import (
@@ -20,63 +21,83 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 )
 
-// Path is where src lives in the cache under dir.
-func Path(cacheDir string, src *estate.Source) (string, error) {
+// Path is where the file at repoPath of src's commit lives in the cache
+// under cacheDir.
+func Path(cacheDir string, src *estate.Source, repoPath string) (string, error) {
 	host, repo, err := split(src.Repository)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(cacheDir, "corpus", host, repo, src.Commit, filepath.FromSlash(src.Path)), nil
+	return filepath.Join(cacheDir, "corpus", host, repo, src.Commit, filepath.FromSlash(repoPath)), nil
 }
 
-// Verified returns the cached file for src after checking its sha256; a
-// missing file is an error naming the commands that bring it.
-func Verified(cacheDir string, src *estate.Source) (string, error) {
-	p, err := Path(cacheDir, src)
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
-		return "", fmt.Errorf("corpus file %s@%s:%s is not in the cache: run `go run ./tools/gauntlet corpus import DIR` (offline) or `go run ./tools/gauntlet corpus fetch` (online)",
-			src.Repository, short(src.Commit), src.Path)
-	}
-	if err != nil {
-		return "", err
-	}
-	if got := sum(b); got != src.SHA256 {
-		return "", fmt.Errorf("corpus file %s: sha256 %s, the pin says %s", p, got, src.SHA256)
-	}
-	return p, nil
-}
-
-// Import copies src from dir into the cache, verifying its sha256.
-func Import(cacheDir, dir string, src *estate.Source) (string, error) {
-	host, repo, err := split(src.Repository)
-	if err != nil {
-		return "", err
-	}
-	var tried []string
-	for _, base := range []string{filepath.Join(dir, repo), filepath.Join(dir, host, repo)} {
-		p := filepath.Join(base, src.Commit, filepath.FromSlash(src.Path))
-		tried = append(tried, p)
-		b, err := os.ReadFile(p)
+// Verified returns src's cached files, in the source's order, each after
+// checking its sha256; a missing file is an error naming the commands
+// that bring it.
+func Verified(cacheDir string, src *estate.Source) ([]estate.Fetched, error) {
+	var out []estate.Fetched
+	for _, pf := range src.Pinned() {
+		p, err := Path(cacheDir, src, pf.RepoPath)
 		if err != nil {
-			continue
+			return nil, err
 		}
-		return store(cacheDir, src, b, p)
+		b, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("corpus file %s@%s:%s is not in the cache: run `go run ./tools/gauntlet corpus import DIR` (offline) or `go run ./tools/gauntlet corpus fetch` (online)",
+				src.Repository, short(src.Commit), pf.RepoPath)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if got := sum(b); got != pf.SHA256 {
+			return nil, fmt.Errorf("corpus file %s: sha256 %s, the pin says %s", p, got, pf.SHA256)
+		}
+		out = append(out, estate.Fetched{RootPath: pf.RootPath, File: p})
 	}
-	return "", fmt.Errorf("corpus import: %s not found (looked at %s)", src.Path, strings.Join(tried, ", "))
+	return out, nil
 }
 
-// Fetch downloads src with git (a shallow fetch of the pinned commit) and
-// stores it, verified. It needs the network; offline, use Import.
-func Fetch(ctx context.Context, cacheDir string, src *estate.Source) (string, error) {
+// Import copies src's files from dir into the cache, verifying each
+// sha256, and returns their cache paths.
+func Import(cacheDir, dir string, src *estate.Source) ([]string, error) {
+	host, repo, err := split(src.Repository)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, pf := range src.Pinned() {
+		var tried []string
+		found := false
+		for _, base := range []string{filepath.Join(dir, repo), filepath.Join(dir, host, repo)} {
+			p := filepath.Join(base, src.Commit, filepath.FromSlash(pf.RepoPath))
+			tried = append(tried, p)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			got, err := store(cacheDir, src, pf, b, p)
+			if err != nil {
+				return nil, err
+			}
+			out, found = append(out, got), true
+			break
+		}
+		if !found {
+			return nil, fmt.Errorf("corpus import: %s not found (looked at %s)", pf.RepoPath, strings.Join(tried, ", "))
+		}
+	}
+	return out, nil
+}
+
+// Fetch downloads src's files with git (a shallow, blobless fetch of the
+// pinned commit) and stores them, verified. It needs the network;
+// offline, use Import.
+func Fetch(ctx context.Context, cacheDir string, src *estate.Source) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	work, err := os.MkdirTemp("", "gauntlet-fetch-")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer os.RemoveAll(work)
 	git := func(args ...string) ([]byte, error) {
@@ -97,21 +118,29 @@ func Fetch(ctx context.Context, cacheDir string, src *estate.Source) (string, er
 		{"fetch", "-q", "--depth=1", "--filter=blob:none", src.Repository, src.Commit},
 	} {
 		if _, err := git(args...); err != nil {
-			return "", fmt.Errorf("corpus fetch %s@%s (offline? use `gauntlet corpus import DIR`): %w", src.Repository, short(src.Commit), err)
+			return nil, fmt.Errorf("corpus fetch %s@%s (offline? use `gauntlet corpus import DIR`): %w", src.Repository, short(src.Commit), err)
 		}
 	}
-	b, err := git("show", src.Commit+":"+src.Path)
-	if err != nil {
-		return "", fmt.Errorf("corpus fetch %s: %w", src.Path, err)
+	var out []string
+	for _, pf := range src.Pinned() {
+		b, err := git("show", src.Commit+":"+pf.RepoPath)
+		if err != nil {
+			return nil, fmt.Errorf("corpus fetch %s: %w", pf.RepoPath, err)
+		}
+		p, err := store(cacheDir, src, pf, b, src.Repository)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
 	}
-	return store(cacheDir, src, b, src.Repository)
+	return out, nil
 }
 
-func store(cacheDir string, src *estate.Source, b []byte, from string) (string, error) {
-	if got := sum(b); got != src.SHA256 {
-		return "", fmt.Errorf("corpus file from %s: sha256 %s, the pin says %s: refusing it", from, got, src.SHA256)
+func store(cacheDir string, src *estate.Source, pf estate.Pinned, b []byte, from string) (string, error) {
+	if got := sum(b); got != pf.SHA256 {
+		return "", fmt.Errorf("corpus file %s from %s: sha256 %s, the pin says %s: refusing it", pf.RepoPath, from, got, pf.SHA256)
 	}
-	p, err := Path(cacheDir, src)
+	p, err := Path(cacheDir, src, pf.RepoPath)
 	if err != nil {
 		return "", err
 	}

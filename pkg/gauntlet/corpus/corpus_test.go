@@ -41,8 +41,8 @@ func TestImportVerifiesBothLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := Verified(cache, src); err != nil || got != p {
-			t.Errorf("Verified = %q, %v; want %q", got, err, p)
+		if got, err := Verified(cache, src); err != nil || len(got) != 1 || got[0].File != p[0] || got[0].RootPath != "main.tf" {
+			t.Errorf("Verified = %+v, %v; want %q at main.tf", got, err, p)
 		}
 	}
 }
@@ -57,8 +57,8 @@ func TestAlteredFilesAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(p, 0o644)
-	os.WriteFile(p, []byte("changed in the cache\n"), 0o644)
+	os.Chmod(p[0], 0o644)
+	os.WriteFile(p[0], []byte("changed in the cache\n"), 0o644)
 	if _, err := Verified(cache, src); err == nil || !strings.Contains(err.Error(), "the pin says") {
 		t.Errorf("a cache file changed after import was accepted: %v", err)
 	}
@@ -85,5 +85,43 @@ func TestRepositoryURLs(t *testing.T) {
 	host, repo, err := split("https://github.com/kubernetes/k8s.io.git")
 	if err != nil || host != "github.com" || repo != "kubernetes/k8s.io" {
 		t.Errorf("split = %q %q %v", host, repo, err)
+	}
+}
+
+// A list source: every file is verified on import and again from the
+// cache, lands at its path relative to dir (or at as), and one altered
+// file refuses the whole source.
+func TestListSourceImportsEveryFileVerified(t *testing.T) {
+	files := map[string]string{"mod/root/main.tf": "module \"m\" { source = \"./modules/m\" }\n", "mod/root/modules/m/main.tf": "# m\n"}
+	sumOf := func(c string) string { h := sha256.Sum256([]byte(c)); return hex.EncodeToString(h[:]) }
+	src := &estate.Source{Repository: "https://example.test/owner/repo", Commit: strings.Repeat("cd", 20), Dir: "mod/root", Files: []estate.SourceFile{
+		{Path: "main.tf", SHA256: sumOf(files["mod/root/main.tf"])},
+		{Path: "modules/m/main.tf", SHA256: sumOf(files["mod/root/modules/m/main.tf"])},
+	}}
+	dir := t.TempDir()
+	for rel, c := range files {
+		p := filepath.Join(dir, "owner", "repo", src.Commit, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(c), 0o644)
+	}
+	cache := t.TempDir()
+	ps, err := Import(cache, dir, src)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("Import = %v, %v", ps, err)
+	}
+	got, err := Verified(cache, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].RootPath != "main.tf" || got[1].RootPath != "modules/m/main.tf" || got[1].File != ps[1] {
+		t.Errorf("Verified = %+v", got)
+	}
+	os.WriteFile(ps[1], []byte("# tampered\n"), 0o644)
+	if _, err := Verified(cache, src); err == nil || !strings.Contains(err.Error(), "the pin says") {
+		t.Errorf("a tampered module file was accepted: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "owner", "repo", src.Commit, "mod/root/modules/m/main.tf"), []byte("# tampered\n"), 0o644)
+	if _, err := Import(t.TempDir(), dir, src); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Errorf("an altered module file was imported: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package estate
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ func TestLoadAndMaterialise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Materialise(filepath.Join(t.TempDir(), "root"), "", "local", "# providers\n")
+	r, err := s.Materialise(filepath.Join(t.TempDir(), "root"), DefaultRoot, Materials{Substrate: "local"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +107,32 @@ func TestRemoveBlockSkipsBracesInStringsAndComments(t *testing.T) {
 	}
 }
 
+func TestKindsOptional(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(specYAML, "kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "", 1)))
+	if err != nil || len(s.Kinds) != 0 {
+		t.Fatalf("a spec without kinds: %v %+v", err, s)
+	}
+}
+
+func TestMinimalSpecDefaults(t *testing.T) {
+	s, err := Parse([]byte("name: demo\ntitle: A demo\nfiles: [main.tf]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lane != "kubernetes" || s.Set != "growing" || s.Namespace != "default" || s.Prefix != "gauntlet" || len(s.WritesInto) != 1 || s.WritesInto[0] != "default" {
+		t.Errorf("defaults: %+v", s)
+	}
+}
+
 func TestParseRejects(t *testing.T) {
 	for name, tc := range map[string]struct{ from, to, want string }{
-		"unknown field": {"set: growing", "set: growing\nsurprise: 1", "surprise"},
-		"bad name":      {"name: demo", "name: Demo_1", "lowercase"},
-		"no source":     {"files: [main.tf]", "", "exactly one of source"},
-		"no kinds":      {"kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "kinds: []", "kinds"},
-		"delta no why":  {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name, why and old"},
-		"short sha":     {"files: [main.tf]", "source: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a.tf, sha256: abc}", "sha256"},
-		"no prefix":     {"prefix: dm", "prefix: ''", "prefix"},
+		"unknown field":   {"set: growing", "set: growing\nsurprise: 1", "surprise"},
+		"bad name":        {"name: demo", "name: Demo_1", "lowercase"},
+		"no source":       {"files: [main.tf]", "", "exactly one of source"},
+		"kind no version": {"kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "kinds:\n  - {group: \"\", kind: ConfigMap}", "kinds"},
+		"delta no why":    {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name, why and old"},
+		"short sha":       {"files: [main.tf]", "source: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a.tf, sha256: abc}", "sha256"},
+		"bad prefix":      {"prefix: dm", "prefix: Dm_", "prefix"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := strings.Replace(specYAML, tc.from, tc.to, 1)
@@ -125,5 +143,161 @@ func TestParseRejects(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+const listSpecYAML = `name: listed
+title: A root of many files
+lane: kubernetes
+set: growing
+source:
+  repository: https://example.test/owner/repo
+  commit: '0123456789012345678901234567890123456789'
+  license: Apache-2.0
+  dir: root
+  files:
+    - {path: main.tf, sha256: '1111111111111111111111111111111111111111111111111111111111111111'}
+    - {path: modules/ns/main.tf, sha256: '2222222222222222222222222222222222222222222222222222222222222222'}
+    - {path: examples/one/example_1.tf, sha256: '3333333333333333333333333333333333333333333333333333333333333333', as: one.tf}
+variables:
+  name: demo
+  config_path: ${kubeconfig}
+  token: s3cr3t-t0ken
+  nested: {paths: ["${kubeconfig}", 2]}
+sensitive: [token]
+namespace: default
+prefix: ls
+kinds:
+  - {group: "", version: v1, kind: Namespace}
+deltas:
+  - {name: module-edit, why: testing, file: modules/ns/main.tf, old: '"ns"', new: '"ns2"'}
+`
+
+// A list source lands whole (local modules at their paths, a renamed
+// example at its `as`), deltas may edit a module file, variables are
+// written as the run-owned tfvars JSON with ${kubeconfig} expanded, and a
+// root that configures its own kubernetes provider gets no second block.
+func TestMaterialiseListSourceVariablesAndProviders(t *testing.T) {
+	s, err := Parse([]byte(listSpecYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	content := map[string]string{
+		"main.tf":                   "provider \"kubernetes\" {\n  config_path = var.config_path\n}\nterraform {\n  required_providers {\n    kubernetes = { source = \"hashicorp/kubernetes\" }\n  }\n}\nmodule \"ns\" { source = \"./modules/ns\" }\n",
+		"modules/ns/main.tf":        "resource \"kubernetes_namespace\" \"n\" {\n  metadata { name = \"ns\" }\n}\n",
+		"examples/one/example_1.tf": "# one\n",
+	}
+	var fetched []Fetched
+	for _, p := range s.Source.Pinned() {
+		rel := strings.TrimPrefix(p.RepoPath, "root/")
+		f := filepath.Join(src, strings.ReplaceAll(rel, "/", "_"))
+		os.WriteFile(f, []byte(content[rel]), 0o644)
+		fetched = append(fetched, Fetched{RootPath: p.RootPath, File: f})
+	}
+	dir := filepath.Join(t.TempDir(), "root")
+	r, err := s.Materialise(dir, DefaultRoot, Materials{Fetched: fetched, Substrate: "local", Kubeconfig: "/run/side.kubeconfig",
+		Providers: []ProviderPin{{Name: "kubernetes", Source: "hashicorp/kubernetes", Version: "3.2.1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Main != "main.tf" {
+		t.Errorf("main file %q", r.Main)
+	}
+	read := func(rel string) string { b, _ := os.ReadFile(filepath.Join(dir, rel)); return string(b) }
+	if got := read("modules/ns/main.tf"); !strings.Contains(got, `"ns2"`) {
+		t.Errorf("module file not materialised with its delta:\n%s", got)
+	}
+	if got := read("one.tf"); got != "# one\n" {
+		t.Errorf("the example did not land at its `as`: %q", got)
+	}
+	var vars map[string]any
+	if err := json.Unmarshal([]byte(read(VarsFile)), &vars); err != nil {
+		t.Fatal(err)
+	}
+	nested, _ := vars["nested"].(map[string]any)
+	if vars["config_path"] != "/run/side.kubeconfig" || vars["name"] != "demo" || nested["paths"].([]any)[0] != "/run/side.kubeconfig" {
+		t.Errorf("variables file: %v", vars)
+	}
+	prov := read(ProvidersFile)
+	if strings.Contains(prov, `provider "kubernetes"`) || strings.Contains(prov, "required_providers") {
+		t.Errorf("the providers file duplicates what the root brings:\n%s", prov)
+	}
+	// BREAK of the check above: a root without its own block gets ours.
+	os.WriteFile(filepath.Join(src, "main.tf"), []byte("module \"ns\" { source = \"./modules/ns\" }\n"), 0o644)
+	dir2 := filepath.Join(t.TempDir(), "root")
+	if _, err := s.Materialise(dir2, DefaultRoot, Materials{Fetched: fetched, Providers: []ProviderPin{{Name: "kubernetes", Source: "hashicorp/kubernetes", Version: "3.2.1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir2, ProvidersFile))
+	if !strings.Contains(string(b), "provider \"kubernetes\" {}") || !strings.Contains(string(b), `version = "3.2.1"`) {
+		t.Errorf("a root with no provider of its own got no pinned provider:\n%s", b)
+	}
+}
+
+// Sensitive values never appear in what gauntlet prints: Redact takes
+// them out of any text, nested values included, and an unknown name in
+// sensitive is refused.
+func TestSensitiveValuesAreRedacted(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(listSpecYAML, "sensitive: [token]", "sensitive: [token, nested]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Redact("apply failed: token s3cr3t-t0ken rejected; name demo; path ${kubeconfig}")
+	if strings.Contains(got, "s3cr3t") || strings.Contains(got, "${kubeconfig}") || !strings.Contains(got, "(sensitive)") || !strings.Contains(got, "demo") {
+		t.Errorf("Redact = %q", got)
+	}
+	// BREAK: without the sensitive list the value goes through.
+	s.Sensitive = nil
+	if got := s.Redact("token s3cr3t-t0ken"); !strings.Contains(got, "s3cr3t-t0ken") {
+		t.Errorf("Redact removed a value no one marked sensitive: %q", got)
+	}
+	if _, err := Parse([]byte(strings.Replace(listSpecYAML, "sensitive: [token]", "sensitive: [absent]", 1))); err == nil || !strings.Contains(err.Error(), "absent") {
+		t.Errorf("an unknown sensitive name: %v", err)
+	}
+}
+
+const rootsSpecYAML = `name: ordered
+title: Two roots in order
+lane: kubernetes
+set: growing
+roots:
+  - name: crd
+    files: [crd.tf]
+    variables: {plural: widgets}
+  - name: cr
+    files: [cr.tf]
+    variables: {name: w1}
+variables: {group: example.test}
+namespace: default
+prefix: od
+kinds:
+  - {group: "", version: v1, kind: ConfigMap}
+`
+
+func TestOrderedRoots(t *testing.T) {
+	s, err := Parse([]byte(rootsSpecYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := s.RootSpecs()
+	if len(rs) != 2 || rs[0].Name != "crd" || rs[1].Name != "cr" {
+		t.Fatalf("roots %+v", rs)
+	}
+	if rs[0].Variables["group"] != "example.test" || rs[0].Variables["plural"] != "widgets" || rs[1].Variables["plural"] != nil {
+		t.Errorf("variables merge: %+v", rs)
+	}
+	if s.ActedRoot(s.StageRoot()) != "cr" {
+		t.Errorf("acted root %q, want the last", s.ActedRoot(s.StageRoot()))
+	}
+	for name, bad := range map[string]string{
+		"roots and source": rootsSpecYAML + "files: [x.tf]\n",
+		"unknown root":     rootsSpecYAML + "remove: {root: absent, address: a.b}\n",
+		"two acted roots":  rootsSpecYAML + "remove: {root: crd, address: a.b}\nrename: {root: cr, from: a.b, to: a.c}\n",
+		"duplicate names":  strings.Replace(rootsSpecYAML, "name: cr\n", "name: crd\n", 1),
+	} {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package estate
 
 import (
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,39 +17,92 @@ import (
 // so a source that moved under a pin fails loudly instead of silently
 // testing something else.
 type Root struct {
-	Dir string
+	// Name is the root's name in the estate ("root" for one-root estates).
+	Name string
+	Dir  string
 	// Main is the estate's own file (the corpus file or the first of
-	// Files) that edits apply to.
+	// Files) that edits apply to unless they name another.
 	Main string
 	// Applied are the deltas this root carries.
 	Applied []Delta
 }
 
-// Materialise writes the estate's root into dir for a substrate: the
-// source file (already verified by the caller; empty for reference
-// estates), the deltas for that substrate, and providersTF as
-// gauntlet_providers.tf.
-func (s *Spec) Materialise(dir, sourceFile, substrate, providersTF string) (*Root, error) {
+// Materials is what a root is made from on one side of a run.
+type Materials struct {
+	// Fetched are the root's pinned files, verified (none for a root
+	// written here).
+	Fetched []Fetched
+	// Substrate selects the deltas.
+	Substrate string
+	// Providers are the providers gauntlet pins; the providers file
+	// requires those the root does not require itself.
+	Providers []ProviderPin
+	// Kubeconfig is the side's kubeconfig, for "${kubeconfig}" in
+	// variables.
+	Kubeconfig string
+}
+
+// ProviderPin is a provider gauntlet pins, by local name.
+type ProviderPin struct {
+	Name, Source, Version string
+}
+
+// VarsFile is the run-owned variables file gauntlet writes into a root.
+const VarsFile = "gauntlet.auto.tfvars.json"
+
+// ProvidersFile is the providers file gauntlet writes into a root.
+const ProvidersFile = "gauntlet_providers.tf"
+
+// Materialise writes the named root of the estate into dir for one side:
+// its files (whole, local modules included), the deltas for the
+// substrate, the variables file and a providers file that adds only what
+// the root does not bring itself.
+func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
+	var rs *RootSpec
+	for _, r := range s.RootSpecs() {
+		if r.Name == name {
+			rs = &r
+		}
+	}
+	if rs == nil {
+		return nil, fmt.Errorf("estate %s: no root %q", s.Name, name)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	r := &Root{Dir: dir}
-	if s.Source != nil {
-		b, err := os.ReadFile(sourceFile)
-		if err != nil {
-			return nil, fmt.Errorf("estate %s: %w", s.Name, err)
+	r := &Root{Name: name, Dir: dir}
+	write := func(rel string, b []byte) error {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
 		}
-		r.Main = filepath.Base(s.Source.Path)
-		if err := os.WriteFile(filepath.Join(dir, r.Main), b, 0o644); err != nil {
-			return nil, err
+		return os.WriteFile(p, b, 0o644)
+	}
+	if rs.Source != nil {
+		pinned := rs.Source.Pinned()
+		if len(m.Fetched) != len(pinned) {
+			return nil, fmt.Errorf("estate %s: root %s: %d verified files for %d pinned", s.Name, name, len(m.Fetched), len(pinned))
 		}
+		for i, f := range m.Fetched {
+			if f.RootPath != pinned[i].RootPath {
+				return nil, fmt.Errorf("estate %s: root %s: verified file %s where %s is pinned", s.Name, name, f.RootPath, pinned[i].RootPath)
+			}
+			b, err := os.ReadFile(f.File)
+			if err != nil {
+				return nil, fmt.Errorf("estate %s: %w", s.Name, err)
+			}
+			if err := write(f.RootPath, b); err != nil {
+				return nil, err
+			}
+		}
+		r.Main = pinned[0].RootPath
 	} else {
-		for i, f := range s.Files {
+		for i, f := range rs.Files {
 			b, err := os.ReadFile(filepath.Join(s.Dir, f))
 			if err != nil {
 				return nil, fmt.Errorf("estate %s: %w", s.Name, err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			if err := write(filepath.Base(f), b); err != nil {
 				return nil, err
 			}
 			if i == 0 {
@@ -55,8 +110,12 @@ func (s *Spec) Materialise(dir, sourceFile, substrate, providersTF string) (*Roo
 			}
 		}
 	}
+	last := s.ActedRoot("")
 	for _, d := range s.Deltas {
-		if len(d.Substrates) > 0 && !slices.Contains(d.Substrates, substrate) {
+		if len(d.Substrates) > 0 && !slices.Contains(d.Substrates, m.Substrate) {
+			continue
+		}
+		if target := d.Root; target != name && !(target == "" && name == last) {
 			continue
 		}
 		if err := r.Edit(d.Edit); err != nil {
@@ -64,16 +123,63 @@ func (s *Spec) Materialise(dir, sourceFile, substrate, providersTF string) (*Roo
 		}
 		r.Applied = append(r.Applied, d)
 	}
-	if err := r.WriteFile("gauntlet_providers.tf", providersTF); err != nil {
+	if len(rs.Variables) > 0 {
+		vars, err := expandVars(rs.Variables, m.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("estate %s: root %s: variables: %s", s.Name, name, s.Redact(err.Error()))
+		}
+		if err := r.WriteFile(VarsFile, string(vars)); err != nil {
+			return nil, err
+		}
+	}
+	brought, err := Declared(dir)
+	if err != nil {
+		return nil, fmt.Errorf("estate %s: root %s: %w", s.Name, name, err)
+	}
+	if err := r.WriteFile(ProvidersFile, providersTF(m.Providers, brought)); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// Edit replaces e.Old with e.New in the main file, exactly e.Count times
-// (default 1).
+// expandVars renders variables as tfvars JSON, "${kubeconfig}" in any
+// string replaced by the side's kubeconfig path.
+func expandVars(vars map[string]any, kubeconfig string) ([]byte, error) {
+	var expand func(v any) any
+	expand = func(v any) any {
+		switch t := v.(type) {
+		case string:
+			return strings.ReplaceAll(t, "${kubeconfig}", kubeconfig)
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range t {
+				out[k] = expand(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(t))
+			for i, e := range t {
+				out[i] = expand(e)
+			}
+			return out
+		}
+		return v
+	}
+	b, err := json.MarshalIndent(expand(vars), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Edit replaces e.Old with e.New in e.File (default the main file),
+// exactly e.Count times (default 1).
 func (r *Root) Edit(e Edit) error {
-	path := filepath.Join(r.Dir, r.Main)
+	file := r.Main
+	if e.File != "" {
+		file = e.File
+	}
+	path := filepath.Join(r.Dir, filepath.FromSlash(file))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -83,21 +189,48 @@ func (r *Root) Edit(e Edit) error {
 		want = 1
 	}
 	if got := strings.Count(string(b), e.Old); got != want {
-		return fmt.Errorf("expected %d occurrence(s) of %q in %s, found %d: the pinned source moved", want, clip(e.Old), r.Main, got)
+		return fmt.Errorf("expected %d occurrence(s) of %q in %s, found %d: the pinned source moved", want, clip(e.Old), file, got)
 	}
 	return os.WriteFile(path, []byte(strings.ReplaceAll(string(b), e.Old, e.New)), 0o644)
 }
 
-// Snapshot returns the main file's content, to Restore after a temporary
-// change (a BREAK).
-func (r *Root) Snapshot() (string, error) {
-	b, err := os.ReadFile(filepath.Join(r.Dir, r.Main))
-	return string(b), err
+// Snapshot is the content of every Terraform file of a root, to Restore
+// after a temporary change (a BREAK).
+type Snapshot map[string]string
+
+// Snapshot takes the content of every .tf file in the root (modules
+// included, the engines' .terraform folder aside).
+func (r *Root) Snapshot() (Snapshot, error) {
+	snap := Snapshot{}
+	err := filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".terraform" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".tf") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(r.Dir, p)
+		snap[rel] = string(b)
+		return err
+	})
+	return snap, err
 }
 
-// Restore puts back content taken by Snapshot.
-func (r *Root) Restore(content string) error {
-	return os.WriteFile(filepath.Join(r.Dir, r.Main), []byte(content), 0o644)
+// Restore puts back the files taken by Snapshot.
+func (r *Root) Restore(snap Snapshot) error {
+	for rel, content := range snap {
+		if err := os.WriteFile(filepath.Join(r.Dir, rel), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteFile writes a gauntlet-owned file (a stage addition) in the root.
@@ -117,12 +250,20 @@ var addrRE = regexp.MustCompile(`^([a-z0-9_]+)\.([A-Za-z0-9_-]+)$`)
 
 // RemoveBlock deletes the resource block at address ("type.name") from
 // the main file; it must be there exactly once.
-func (r *Root) RemoveBlock(address string) error {
+func (r *Root) RemoveBlock(address string) error { return r.RemoveBlockIn("", address) }
+
+// RemoveBlockIn deletes the resource block "type.name" from file (default
+// the main file, else a path in the root such as a local module's); it
+// must be there exactly once.
+func (r *Root) RemoveBlockIn(file, address string) error {
 	m := addrRE.FindStringSubmatch(address)
 	if m == nil {
 		return fmt.Errorf("remove block: %q is not a resource address type.name", address)
 	}
-	path := filepath.Join(r.Dir, r.Main)
+	if file == "" {
+		file = r.Main
+	}
+	path := filepath.Join(r.Dir, filepath.FromSlash(file))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -131,7 +272,7 @@ func (r *Root) RemoveBlock(address string) error {
 	head := regexp.MustCompile(`(?m)^resource\s+"` + regexp.QuoteMeta(m[1]) + `"\s+"` + regexp.QuoteMeta(m[2]) + `"\s*\{`)
 	locs := head.FindAllStringIndex(src, -1)
 	if len(locs) != 1 {
-		return fmt.Errorf("remove block: %d blocks for %s in %s, want 1", len(locs), address, r.Main)
+		return fmt.Errorf("remove block: %d blocks for %s in %s, want 1", len(locs), address, file)
 	}
 	end, err := closingBrace(src, locs[0][1]-1)
 	if err != nil {

@@ -7,6 +7,7 @@ package estate
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -26,14 +27,24 @@ type Spec struct {
 	// Files are Terraform files written here, beside estate.yaml, for
 	// reference estates (no Source).
 	Files []string `json:"files,omitempty"`
+	// Variables are written into the root as the run-owned
+	// gauntlet.auto.tfvars.json; "${kubeconfig}" in a string value
+	// becomes the side's kubeconfig path.
+	Variables map[string]any `json:"variables,omitempty"`
+	// Sensitive names variables whose values are never printed.
+	Sensitive []string `json:"sensitive,omitempty"`
+	// Roots, when given, replace Source/Files: roots applied in order
+	// and destroyed in reverse (a CRD, then its custom resource).
+	Roots []RootSpec `json:"roots,omitempty"`
 	// Namespace receives the stage additions; Prefix starts their names.
 	Namespace string `json:"namespace"`
 	Prefix    string `json:"prefix"`
 	// WritesInto are namespaces the estate writes into without owning;
 	// teardown compares them with a baseline taken before cold deploy.
 	WritesInto []string `json:"writes_into,omitempty"`
-	// Kinds are the kinds the estate creates.
-	Kinds []Kind `json:"kinds"`
+	// Kinds are the kinds the estate creates. Optional: the run derives
+	// them from the state and discovery, and a list given here must match.
+	Kinds []Kind `json:"kinds,omitempty"`
 	// Deltas change the source for a run; each must match exactly.
 	Deltas []Delta `json:"deltas,omitempty"`
 	// Skip names stages that do not apply, with the reason.
@@ -63,13 +74,140 @@ type TestSpec struct {
 	Sabotaged bool `json:"sabotaged,omitempty"`
 }
 
-// Source pins a third-party file: repository, commit, path and sha256.
+// Source pins third-party files under one commit of a repository: a
+// single file (Path and SHA256) or a list of files (Files, relative to
+// Dir), each verified by its sha256.
 type Source struct {
 	Repository string `json:"repository"`
 	Commit     string `json:"commit"`
-	Path       string `json:"path"`
-	SHA256     string `json:"sha256"`
+	Path       string `json:"path,omitempty"`
+	SHA256     string `json:"sha256,omitempty"`
 	License    string `json:"license"`
+	// Dir is the root's folder in the repository: the files' paths and
+	// the root's local module sources are relative to it.
+	Dir   string       `json:"dir,omitempty"`
+	Files []SourceFile `json:"files,omitempty"`
+}
+
+// SourceFile is one pinned file of a list source; As renames it in the
+// run's root (default: its path relative to Dir).
+type SourceFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	As     string `json:"as,omitempty"`
+}
+
+// Pinned is one file of a source: where it is in the repository, its
+// pinned sha256 and where it lands in the run's root.
+type Pinned struct {
+	RepoPath string
+	SHA256   string
+	RootPath string
+}
+
+// Pinned lists the source's files in order; the first is the root's
+// main file (the one edits apply to unless they name another).
+func (s *Source) Pinned() []Pinned {
+	if len(s.Files) == 0 {
+		return []Pinned{{RepoPath: s.Path, SHA256: s.SHA256, RootPath: path.Base(s.Path)}}
+	}
+	var out []Pinned
+	for _, f := range s.Files {
+		to := f.As
+		if to == "" {
+			to = f.Path
+		}
+		out = append(out, Pinned{RepoPath: path.Join(s.Dir, f.Path), SHA256: f.SHA256, RootPath: to})
+	}
+	return out
+}
+
+// Fetched is a pinned file found verified in the cache: RootPath is where
+// it lands in the run's root, File where it lies now.
+type Fetched struct {
+	RootPath string
+	File     string
+}
+
+// RootSpec is one root of an ordered estate.
+type RootSpec struct {
+	Name   string   `json:"name"`
+	Source *Source  `json:"source,omitempty"`
+	Files  []string `json:"files,omitempty"`
+	// Variables add to (and override) the estate's own for this root.
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// RootSpecs returns the estate's roots in apply order: Roots, or one
+// root named "root" made from Source/Files and Variables.
+func (s *Spec) RootSpecs() []RootSpec {
+	if len(s.Roots) > 0 {
+		out := make([]RootSpec, len(s.Roots))
+		for i, r := range s.Roots {
+			vars := map[string]any{}
+			for k, v := range s.Variables {
+				vars[k] = v
+			}
+			for k, v := range r.Variables {
+				vars[k] = v
+			}
+			r.Variables = vars
+			out[i] = r
+		}
+		return out
+	}
+	return []RootSpec{{Name: DefaultRoot, Source: s.Source, Files: s.Files, Variables: s.Variables}}
+}
+
+// DefaultRoot names the root of a single-root estate.
+const DefaultRoot = "root"
+
+// StageRoot is the root the stage sections name ("" when none does).
+func (s *Spec) StageRoot() string {
+	for _, n := range s.stageRoots() {
+		if n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+func (s *Spec) stageRoots() []string {
+	var out []string
+	if s.Drift != nil {
+		out = append(out, s.Drift.Root)
+	}
+	if s.Rename != nil {
+		out = append(out, s.Rename.Root)
+	}
+	if s.Remove != nil {
+		out = append(out, s.Remove.Root)
+	}
+	if s.PlanApproval != nil {
+		out = append(out, s.PlanApproval.Root)
+	}
+	return out
+}
+
+// ActedRoot is the root a stage acts on: the one named, else the last.
+func (s *Spec) ActedRoot(name string) string {
+	rs := s.RootSpecs()
+	if name == "" {
+		return rs[len(rs)-1].Name
+	}
+	return name
+}
+
+// Sources lists every root's pinned source (a corpus import or fetch
+// brings them all).
+func (s *Spec) Sources() []*Source {
+	var out []*Source
+	for _, r := range s.RootSpecs() {
+		if r.Source != nil {
+			out = append(out, r.Source)
+		}
+	}
+	return out
 }
 
 // Kind is a Kubernetes kind by group/version/kind.
@@ -95,11 +233,13 @@ func (o Object) String() string {
 	return o.Kind + " " + o.Namespace + "/" + o.Name
 }
 
-// Edit replaces Old with New exactly Count times (default 1) in the root.
+// Edit replaces Old with New exactly Count times (default 1) in the
+// root's File (default its main file).
 type Edit struct {
 	Old   string `json:"old"`
 	New   string `json:"new"`
 	Count int    `json:"count,omitempty"`
+	File  string `json:"file,omitempty"`
 }
 
 // Delta is an Edit the run applies to the source, on the listed
@@ -108,7 +248,9 @@ type Delta struct {
 	Name       string   `json:"name"`
 	Why        string   `json:"why"`
 	Substrates []string `json:"substrates,omitempty"`
-	Edit       `json:",inline"`
+	// Root names the root it edits (default: the last).
+	Root string `json:"root,omitempty"`
+	Edit `json:",inline"`
 }
 
 // Tamper is an out-of-band JSON patch to one object.
@@ -120,6 +262,8 @@ type Tamper struct {
 // Drift: patch Object out of band; the plan must propose exactly Address;
 // after reconverge Field reads Want. Break tampers a second object.
 type Drift struct {
+	// Root names the root the stages act on (default: the last).
+	Root    string `json:"root,omitempty"`
 	Address string `json:"address"`
 	Object  Object `json:"object"`
 	Patch   string `json:"patch"`
@@ -131,6 +275,8 @@ type Drift struct {
 // Rename: a moved block From -> To with Edits making references follow.
 // Break edits the object's own name instead.
 type Rename struct {
+	// Root names the root the stages act on (default: the last).
+	Root  string `json:"root,omitempty"`
 	From  string `json:"from"`
 	To    string `json:"to"`
 	Edits []Edit `json:"edits"`
@@ -139,7 +285,17 @@ type Rename struct {
 
 // Remove: delete Address's block; Object must go, Neighbour must stay.
 type Remove struct {
-	Address   string `json:"address"`
+	// Root names the root the stages act on (default: the last).
+	Root    string `json:"root,omitempty"`
+	Address string `json:"address"`
+	// File and Block locate the resource block to delete when Address is
+	// not "type.name" in the main file (a block in a local module):
+	// File is its path in the root, Block its "type.name" there.
+	File  string `json:"file,omitempty"`
+	Block string `json:"block,omitempty"`
+	// Edits take the removed block's references out (an output naming
+	// it), each matching exactly as declared.
+	Edits     []Edit `json:"edits,omitempty"`
 	Object    Object `json:"object"`
 	Neighbour Object `json:"neighbour"`
 }
@@ -147,6 +303,8 @@ type Remove struct {
 // PlanApproval: plan Edit as a saved plan (an update at Address to
 // Object), move the world with Move, then apply the saved plan.
 type PlanApproval struct {
+	// Root names the root the stages act on (default: the last).
+	Root    string `json:"root,omitempty"`
 	Address string `json:"address"`
 	Edit    Edit   `json:"edit"`
 	Object  Object `json:"object"`
@@ -202,7 +360,30 @@ func Parse(raw []byte) (*Spec, error) {
 	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
 		return nil, err
 	}
+	s.defaults()
 	return &s, s.validate()
+}
+
+// defaults fills what a minimal estate.yaml (name, title, source,
+// variables) leaves out: the kubernetes lane and growing set, stage
+// additions in namespace "default" prefixed "gauntlet", and that namespace
+// as the one the estate writes into without owning.
+func (s *Spec) defaults() {
+	if s.Lane == "" {
+		s.Lane = "kubernetes"
+	}
+	if s.Set == "" {
+		s.Set = "growing"
+	}
+	if s.Namespace == "" {
+		s.Namespace = "default"
+	}
+	if s.Prefix == "" {
+		s.Prefix = "gauntlet"
+	}
+	if len(s.WritesInto) == 0 {
+		s.WritesInto = []string{s.Namespace}
+	}
 }
 
 var (
@@ -214,32 +395,105 @@ func (s *Spec) validate() error {
 	switch {
 	case !nameRE.MatchString(s.Name):
 		return fmt.Errorf("name %q: lowercase letters, digits and dashes", s.Name)
-	case s.Title == "" || s.Lane == "" || s.Set == "":
-		return fmt.Errorf("title, lane and set are required")
-	case (s.Source == nil) == (len(s.Files) == 0):
+	case s.Title == "":
+		return fmt.Errorf("title is required")
+	case len(s.Roots) == 0 && (s.Source == nil) == (len(s.Files) == 0):
 		return fmt.Errorf("exactly one of source (a corpus file) and files (written here) is required")
-	case s.Namespace == "" || s.Prefix == "":
-		return fmt.Errorf("namespace and prefix (for the stage additions) are required")
-	case len(s.Kinds) == 0:
-		return fmt.Errorf("kinds: at least one kind is required")
+	case len(s.Roots) > 0 && (s.Source != nil || len(s.Files) > 0):
+		return fmt.Errorf("roots replace source and files: give one or the other")
+	case !nameRE.MatchString(s.Namespace) || !nameRE.MatchString(s.Prefix):
+		return fmt.Errorf("namespace %q and prefix %q (for the stage additions): lowercase letters, digits and dashes", s.Namespace, s.Prefix)
 	}
 	for id := range s.Findings {
 		if _, ok := s.Skip[id]; ok {
 			return fmt.Errorf("stage %s is both skipped and a finding: a finding is a stage that runs and fails", id)
 		}
 	}
-	if src := s.Source; src != nil {
-		if src.Repository == "" || src.Path == "" || !commitRE.MatchString(src.Commit) {
-			return fmt.Errorf("source: repository, path and a full 40-hex commit are required (quote the commit in YAML)")
+	names := map[string]bool{}
+	for _, r := range s.RootSpecs() {
+		if !nameRE.MatchString(r.Name) || names[r.Name] {
+			return fmt.Errorf("root %q: a unique name of lowercase letters, digits and dashes is required", r.Name)
 		}
-		if !sha256RE.MatchString(src.SHA256) {
-			return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)
+		names[r.Name] = true
+		if len(s.Roots) > 0 && (r.Source == nil) == (len(r.Files) == 0) {
+			return fmt.Errorf("root %s: exactly one of source and files is required", r.Name)
+		}
+		if r.Source != nil {
+			if err := r.Source.validate(); err != nil {
+				return fmt.Errorf("root %s: %w", r.Name, err)
+			}
+		}
+	}
+	if n := s.StageRoot(); n != "" {
+		if !names[n] {
+			return fmt.Errorf("stage sections name root %q, which the estate does not have", n)
+		}
+		for _, o := range s.stageRoots() {
+			if o != "" && o != n {
+				return fmt.Errorf("stage sections name roots %q and %q: the stages act on one root per run", n, o)
+			}
+		}
+	}
+	for _, k := range s.Kinds {
+		if k.Version == "" || k.Kind == "" {
+			return fmt.Errorf("kinds: %+v needs a version and a kind (or drop the list: the run derives it)", k)
 		}
 	}
 	for _, d := range s.Deltas {
 		if d.Name == "" || d.Why == "" || d.Old == "" {
 			return fmt.Errorf("delta %q: name, why and old are required", d.Name)
 		}
+		if d.Root != "" && !names[d.Root] {
+			return fmt.Errorf("delta %q: no root %q", d.Name, d.Root)
+		}
+	}
+	for _, n := range s.Sensitive {
+		if _, ok := s.Variables[n]; ok {
+			continue
+		}
+		found := false
+		for _, r := range s.Roots {
+			_, found = r.Variables[n]
+			if found {
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("sensitive: %q is not among the variables", n)
+		}
+	}
+	return nil
+}
+
+func (src *Source) validate() error {
+	if src.Repository == "TODO" || src.Commit == "TODO" {
+		return fmt.Errorf("source: repository and commit are TODO (left by gauntlet estate new): set the repository the files come from and the full commit they are pinned at")
+	}
+	if src.Repository == "" || !commitRE.MatchString(src.Commit) {
+		return fmt.Errorf("source: repository and a full 40-hex commit are required (quote the commit in YAML)")
+	}
+	if (src.Path == "") == (len(src.Files) == 0) {
+		return fmt.Errorf("source: exactly one of path (a single file) and files (a list under dir) is required")
+	}
+	if src.Path != "" && !sha256RE.MatchString(src.SHA256) {
+		return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)
+	}
+	seen := map[string]bool{}
+	for _, f := range src.Files {
+		if f.Path == "" || !sha256RE.MatchString(f.SHA256) {
+			return fmt.Errorf("source file %q: a path and a sha256 of 64 lowercase hex digits are required", f.Path)
+		}
+		for _, p := range []string{f.Path, f.As, src.Dir} {
+			if path.IsAbs(p) || strings.HasPrefix(path.Clean("/"+p), "/..") || strings.Contains(p, "..") {
+				return fmt.Errorf("source file %q: paths stay inside the repository and the root", f.Path)
+			}
+		}
+	}
+	for _, p := range src.Pinned() {
+		if seen[p.RootPath] {
+			return fmt.Errorf("source: two files land at %s in the root", p.RootPath)
+		}
+		seen[p.RootPath] = true
 	}
 	return nil
 }

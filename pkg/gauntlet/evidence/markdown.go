@@ -59,6 +59,7 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 	b.WriteString("\n\n")
 
 	writeTable(b, r.Stages)
+	writeChoices(b, r.Choices)
 	if s := runOrderLine(r); s != "" {
 		fmt.Fprintf(b, "%s\n\n", s)
 	}
@@ -128,6 +129,29 @@ func writeTable(b *strings.Builder, stages []result.Stage) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n",
 			cell(title), cell(verdictWord(s.Verdict)), formatDuration(s.Duration), cell(stageDetail(s)))
+	}
+	b.WriteString("\n")
+}
+
+// writeChoices lists what drift, rename, remove and plan approval acted
+// on, and whether gauntlet derived it from the root or estate.yaml wrote
+// it; a stage with no fitting choice says why.
+func writeChoices(b *strings.Builder, choices []result.Choice) {
+	if len(choices) == 0 {
+		return
+	}
+	b.WriteString("Stage plans (derived by gauntlet from the root where estate.yaml has no section):\n\n")
+	b.WriteString("| Stage | From | Plan | Why |\n|---|---|---|---|\n")
+	for _, c := range choices {
+		var fields []string
+		for _, f := range c.Fields {
+			fields = append(fields, f.Name+" "+codeSpan(f.Value))
+		}
+		plan := strings.Join(fields, "; ")
+		if plan == "" {
+			plan = "none: the stage does not run"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", cell(c.Stage), cell(c.Source), cell(plan), cell(prose(c.Why)))
 	}
 	b.WriteString("\n")
 }

@@ -33,12 +33,32 @@ type Run struct {
 	Stages      []Stage       `json:"stages"`
 	RunOrder    []string      `json:"run_order,omitempty"`
 	Environment []string      `json:"environment,omitempty"`
+	// Choices are the stage plans of drift, rename, remove and plan
+	// approval: derived from the root or written in estate.yaml.
+	Choices []Choice `json:"choices,omitempty"`
 	// Cancelled is set when the run was stopped before its end; its
 	// remaining stages are not_run "cancelled" and it is never recorded.
 	Cancelled *Cancellation `json:"cancelled,omitempty"`
 	// Sabotaged marks a run whose BREAKs skipped their corruptions (a test
 	// of the BREAKs): never clear, never recorded.
 	Sabotaged bool `json:"sabotaged,omitempty"`
+}
+
+// Choice is what one stage acted on and where that came from.
+type Choice struct {
+	Stage string `json:"stage"`
+	// Source is "derived" (gauntlet chose from the root) or "estate.yaml".
+	Source string `json:"source"`
+	// Why is the derivation's reason for the choice, or for finding none
+	// (then Fields is empty and the stage did not run).
+	Why    string  `json:"why"`
+	Fields []Field `json:"fields,omitempty"`
+}
+
+// Field is one named value of a Choice (an address, an object, a patch).
+type Field struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Cancellation says where and how a run was stopped.

@@ -24,11 +24,16 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		if err := r.takeBaseline(ctx, sd); err != nil {
 			return err
 		}
+		if err := sd.applyOthers(ctx, true); err != nil {
+			return err
+		}
 		if _, err := sd.Stock.Init(ctx); err != nil {
 			return err
 		}
-		_, err := sd.Stock.Apply(ctx, engine.ApplyOptions{})
-		return err
+		if _, err := sd.Stock.Apply(ctx, engine.ApplyOptions{}); err != nil {
+			return err
+		}
+		return sd.applyOthers(ctx, false)
 	}); err != nil {
 		return err
 	}
@@ -39,6 +44,9 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 			return err
 		}
 		o, err := objectsFromState(st)
+		if err == nil {
+			o, err = sd.settle(o)
+		}
 		r.mu.Lock()
 		objs[sd.Name] = o
 		r.mu.Unlock()
@@ -50,6 +58,11 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	if len(r.Objects) == 0 {
 		return fmt.Errorf("the stock state holds no kubernetes object")
 	}
+	kinds, err := derivedKinds(r.Spec, r.Objects)
+	if err != nil {
+		return err
+	}
+	r.Kinds = kinds
 	const (
 		sameState = "same state on both clusters"
 		live      = "every state object is live"
@@ -87,10 +100,14 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return err
 	}
 	rec.Check(sameObjs, sameErr, "compared object by object, labels and annotations included, server-set fields and defaults aside")
-	rec.Say("%d objects (%s) applied by stock %s from %s plus %s, on %s",
-		len(r.Objects), describe(r.Objects), r.Subject.Stock.Engine.Profile, r.sourceLine(), r.deltaLine(), r.Subject.Cluster.Substrate())
+	rec.Say("%d objects of %d kinds (%s) applied by stock %s from %s plus %s, on %s",
+		len(r.Objects), len(r.Kinds), describe(r.Objects), r.Subject.Stock.Engine.Profile, r.sourceLine(), r.deltaLine(), r.Subject.Cluster.Substrate())
 	rec.Claim([]string{sameState, live, sameObjs}, "a terraform.tfstate with %d instances on each side, every one live, and the two clusters' objects identical object by object",
 		len(r.Objects))
+	if others := r.Subject.Others; len(others) > 0 {
+		rec.Say("the stages act on root %s; %s applied around it by stock %s in the estate's order, and left applied until the teardown",
+			r.Subject.Root.Name, otherNames(others), r.Subject.Stock.Engine.Profile)
+	}
 	rec.Say("%s read beforehand as the teardown's baseline; the identical root cold-deployed on the oracle cluster as every later stage's reference", r.baselineLine())
 
 	victim := r.Objects[len(r.Objects)-1]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/identity"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	tfjson "github.com/hashicorp/terraform-json"
 )
@@ -116,8 +117,8 @@ func deposedIs(st *tfjson.State, name string) error {
 	if st != nil && st.Values != nil && st.Values.RootModule != nil {
 		for _, res := range st.Values.RootModule.Resources {
 			if res.Address == crashRenameAddr && res.DeposedKey != "" {
-				_, n := metadataOf(res.AttributeValues)
-				deposed = append(deposed, n)
+				o, _, _ := identity.Of(res.Address, res.Type, res.AttributeValues)
+				deposed = append(deposed, o.Name)
 			}
 		}
 	}

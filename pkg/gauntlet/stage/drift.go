@@ -23,9 +23,9 @@ type driftStage struct{ info }
 // propose exactly that object, the same shape on both; one apply changes
 // exactly that object, the field reads back and the next plan is empty.
 func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	d := r.Spec.Drift
-	if d == nil {
-		return fmt.Errorf("the estate has no drift section")
+	d, err := r.driftPlan(ctx)
+	if err != nil {
+		return err
 	}
 	live, err := r.servedBy(ctx, rec, d.Object)
 	if err != nil {

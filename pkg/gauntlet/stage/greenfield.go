@@ -23,7 +23,38 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	if want == nil {
 		return fmt.Errorf("no cold-deploy inventory of the oracle to compare with")
 	}
-	root, err := r.Fresh(r.Subject, "greenfield")
+	// The roots the acted one stands on (a CRD before its custom
+	// resources) are applied fresh first by the same engine, and leave
+	// after it.
+	var under []*engine.Workspace
+	defer func() {
+		for i := len(under) - 1; i >= 0; i-- {
+			if _, err := under[i].Apply(context.WithoutCancel(ctx), engine.ApplyOptions{Destroy: true}); err != nil {
+				rec.Say("cleanup destroy of %s failed: %v", under[i].Dir, err)
+			}
+		}
+	}()
+	for _, o := range r.Subject.Others {
+		if !o.Before {
+			continue
+		}
+		fresh, err := r.Fresh(r.Subject, o.Root.Name, "greenfield")
+		if err != nil {
+			return err
+		}
+		ws, err := r.Subject.Workspace(fresh.Dir)
+		if err != nil {
+			return err
+		}
+		if _, err := ws.Init(ctx); err != nil {
+			return err
+		}
+		under = append(under, ws)
+		if _, err := ws.Apply(ctx, engine.ApplyOptions{}); err != nil {
+			return fmt.Errorf("greenfield apply of root %s, which %s stands on: %w", o.Root.Name, r.Subject.Root.Name, err)
+		}
+	}
+	root, err := r.Fresh(r.Subject, r.Subject.Root.Name, "greenfield")
 	if err != nil {
 		return err
 	}
@@ -51,8 +82,9 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		next    = "replanned empty"
 	)
 	rec.Check(created, func() error {
-		if a.Added != n || a.Changed != 0 || a.Destroyed != 0 || len(a.Acted()) != n {
-			return fmt.Errorf("applied %s (%d acted on), want %d added", a, len(a.Acted()), n)
+		kube, other := splitActed(a.Acted())
+		if a.Added != n+len(other) || a.Changed != 0 || a.Destroyed != 0 || len(kube) != n {
+			return fmt.Errorf("applied %s (%d kubernetes objects acted on, %d others), want %d added", a, len(kube), len(other), n)
 		}
 		return nil
 	}(), a.String())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,9 +18,9 @@ import (
 
 // resource resolves an object's kind to its API resource on this side.
 func (s *Side) resource(o estate.Object) (dynamic.ResourceInterface, error) {
-	m, err := s.Mapper.RESTMapping(schema.GroupKind{Group: o.Group, Kind: o.Kind}, o.Version)
+	m, err := s.mapping(o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o, err)
+		return nil, err
 	}
 	ri := s.Dynamic.Resource(m.Resource)
 	if o.Namespace != "" {
@@ -28,9 +29,32 @@ func (s *Side) resource(o estate.Object) (dynamic.ResourceInterface, error) {
 	return ri, nil
 }
 
-// Get reads an object; a missing one is (nil, nil).
+// mapping resolves an object's kind on this side. Discovery is cached, so a
+// kind not found is looked up again once with the cache dropped: the
+// estate may have installed its CRD since (a custom resource of it), or
+// deleted it.
+func (s *Side) mapping(o estate.Object) (*meta.RESTMapping, error) {
+	gk := schema.GroupKind{Group: o.Group, Kind: o.Kind}
+	m, err := s.Mapper.RESTMapping(gk, o.Version)
+	if meta.IsNoMatchError(err) {
+		if r, ok := s.Mapper.(meta.ResettableRESTMapper); ok {
+			r.Reset()
+			m, err = s.Mapper.RESTMapping(gk, o.Version)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o, err)
+	}
+	return m, nil
+}
+
+// Get reads an object; a missing one is (nil, nil), and so is one whose
+// kind the server no longer serves (a custom resource after its CRD went).
 func (s *Side) Get(ctx context.Context, o estate.Object) (*unstructured.Unstructured, error) {
 	ri, err := s.resource(o)
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +152,8 @@ func field(u *unstructured.Unstructured, path string) (string, error) {
 	return fmt.Sprint(cur), nil
 }
 
-// splitField splits "a.b[1].c" into "a", "b", 1, "c".
+// splitField splits "a.b[1].c" into "a", "b", 1, "c", and a["x.y"] into
+// "a", "x.y".
 func splitField(path string) []any {
 	var out []any
 	cur := ""
@@ -144,6 +169,16 @@ func splitField(path string) []any {
 				out = append(out, cur)
 			}
 			cur = ""
+			if i+1 < len(path) && path[i+1] == '"' {
+				// A quoted key: metadata.labels["app.kubernetes.io/name"].
+				end := strings.Index(path[i+2:], `"]`)
+				if end < 0 {
+					end = len(path) - i - 2
+				}
+				out = append(out, path[i+2:i+2+end])
+				i += end + 3
+				continue
+			}
 			j := i + 1
 			n := 0
 			for ; j < len(path) && path[j] != ']'; j++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -103,10 +104,34 @@ func missingFrom(got, want []string) error {
 func kubernetesOnly(addrs []string) []string {
 	var out []string
 	for _, a := range addrs {
-		if strings.HasPrefix(a, "kubernetes_") {
+		if isKubernetes(a) {
 			out = append(out, a)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// modulePath matches the module.NAME[KEY]. prefixes of a resource address.
+var modulePath = regexp.MustCompile(`^(module\.[^.\[]+(\[[^\]]*\])?\.)*`)
+
+// isKubernetes says whether an address (or an "address: action" line) is
+// a managed resource of the kubernetes provider, in any module: the
+// objects the stages follow. Other providers' resources (a null_resource,
+// a terraform_data) hold no cluster object.
+func isKubernetes(addr string) bool {
+	return strings.HasPrefix(modulePath.ReplaceAllString(addr, ""), "kubernetes_")
+}
+
+// splitActed parts an apply's acted lines into the kubernetes provider's
+// and the rest.
+func splitActed(acted []string) (kube, other []string) {
+	for _, a := range acted {
+		if isKubernetes(a) {
+			kube = append(kube, a)
+		} else {
+			other = append(other, a)
+		}
+	}
+	return kube, other
 }

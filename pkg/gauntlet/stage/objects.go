@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/identity"
 	tfjson "github.com/hashicorp/terraform-json"
+	"k8s.io/apimachinery/pkg/api/meta"
 )
 
 // Object is one live object an estate manages, known by its address.
@@ -17,38 +19,12 @@ type Object struct {
 	Ref  estate.Object
 }
 
-// kinds maps the kubernetes provider's resource types (with and without
-// the _v1/_v2 suffix) to the objects they manage.
-var kinds = map[string]estate.Kind{
-	"kubernetes_config_map":                {Version: "v1", Kind: "ConfigMap"},
-	"kubernetes_secret":                    {Version: "v1", Kind: "Secret"},
-	"kubernetes_service_account":           {Version: "v1", Kind: "ServiceAccount"},
-	"kubernetes_service":                   {Version: "v1", Kind: "Service"},
-	"kubernetes_namespace":                 {Version: "v1", Kind: "Namespace"},
-	"kubernetes_deployment":                {Group: "apps", Version: "v1", Kind: "Deployment"},
-	"kubernetes_daemonset":                 {Group: "apps", Version: "v1", Kind: "DaemonSet"},
-	"kubernetes_stateful_set":              {Group: "apps", Version: "v1", Kind: "StatefulSet"},
-	"kubernetes_cluster_role":              {Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"},
-	"kubernetes_cluster_role_binding":      {Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"},
-	"kubernetes_role":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"},
-	"kubernetes_role_binding":              {Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding"},
-	"kubernetes_api_service":               {Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"},
-	"kubernetes_network_policy":            {Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
-	"kubernetes_horizontal_pod_autoscaler": {Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"},
-}
-
-// kindOf resolves a resource type, dropping a _v1/_v2 suffix.
-func kindOf(typ string) (estate.Kind, bool) {
-	base := typ
-	for _, suf := range []string{"_v1", "_v2"} {
-		base = strings.TrimSuffix(base, suf)
-	}
-	k, ok := kinds[base]
-	return k, ok
-}
-
-// objectsFromState lists the managed kubernetes objects in a state, by
-// address. Resources of other providers (random_...) are not objects.
+// objectsFromState lists the kubernetes objects a state manages, by
+// address, typed resources of both name generations and kubernetes_manifest
+// alike (see package identity). Resources of other providers (random_...,
+// null_resource) and kubernetes resources that own no object
+// (kubernetes_labels, ...) are not objects. A namespaced object whose
+// namespace the attributes leave out is settled by Side.settle.
 func objectsFromState(st *tfjson.State) ([]Object, error) {
 	if st == nil || st.Values == nil {
 		return nil, nil
@@ -57,20 +33,16 @@ func objectsFromState(st *tfjson.State) ([]Object, error) {
 	var walk func(m *tfjson.StateModule) error
 	walk = func(m *tfjson.StateModule) error {
 		for _, res := range m.Resources {
-			if res.Mode != tfjson.ManagedResourceMode || !strings.HasPrefix(res.Type, "kubernetes_") {
+			if res.Mode != tfjson.ManagedResourceMode {
 				continue
 			}
-			k, ok := kindOf(res.Type)
-			if !ok {
-				return fmt.Errorf("%s: resource type %s is not mapped to a kind yet", res.Address, res.Type)
+			ref, ok, err := identity.Of(res.Address, res.Type, res.AttributeValues)
+			if err != nil {
+				return err
 			}
-			ns, name := metadataOf(res.AttributeValues)
-			if name == "" {
-				return fmt.Errorf("%s: no metadata name in state", res.Address)
+			if ok {
+				out = append(out, Object{Address: res.Address, Type: res.Type, Ref: ref})
 			}
-			out = append(out, Object{Address: res.Address, Type: res.Type, Ref: estate.Object{
-				Group: k.Group, Version: k.Version, Kind: k.Kind, Namespace: ns, Name: name,
-			}})
 		}
 		for _, c := range m.ChildModules {
 			if err := walk(c); err != nil {
@@ -86,25 +58,61 @@ func objectsFromState(st *tfjson.State) ([]Object, error) {
 	return out, nil
 }
 
-func metadataOf(attrs map[string]any) (namespace, name string) {
-	md, _ := attrs["metadata"].([]any)
-	if len(md) == 0 {
-		return "", ""
+// settle asks this side's API server whether each object's kind is
+// namespaced and places the object accordingly (identity.Scope): a
+// kubernetes_manifest may leave a namespaced object's namespace out, and a
+// custom resource's kind is known only once its CRD is served.
+func (s *Side) settle(objs []Object) ([]Object, error) {
+	out := make([]Object, len(objs))
+	for i, o := range objs {
+		m, err := s.mapping(o.Ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Address, err)
+		}
+		o.Ref = identity.Scope(o.Ref, m.Scope.Name() == meta.RESTScopeNameNamespace)
+		out[i] = o
 	}
-	m, _ := md[0].(map[string]any)
-	ns, _ := m["namespace"].(string)
-	n, _ := m["name"].(string)
-	return ns, n
+	return out, nil
 }
 
-// importID is the kubernetes provider's import ID: namespace/name for
-// namespaced objects, name otherwise.
-func importID(o Object) string {
-	if o.Ref.Namespace == "" {
-		return o.Ref.Name
+// derivedKinds are the kinds of the estate's objects; where estate.yaml
+// lists kinds, they must be exactly these (the list is optional).
+func derivedKinds(spec *estate.Spec, objs []Object) ([]estate.Kind, error) {
+	refs := make([]estate.Object, len(objs))
+	for i, o := range objs {
+		refs[i] = o.Ref
 	}
-	return o.Ref.Namespace + "/" + o.Ref.Name
+	got := identity.Kinds(refs)
+	if len(spec.Kinds) == 0 {
+		return got, nil
+	}
+	key := func(k estate.Kind) string { return identity.APIVersion(k.Group, k.Version) + " " + k.Kind }
+	have := map[string]bool{}
+	for _, k := range got {
+		have[key(k)] = true
+	}
+	listed := map[string]bool{}
+	var diffs []string
+	for _, k := range spec.Kinds {
+		listed[key(k)] = true
+		if !have[key(k)] {
+			diffs = append(diffs, key(k)+" is listed but the state holds none")
+		}
+	}
+	for _, k := range got {
+		if !listed[key(k)] {
+			diffs = append(diffs, key(k)+" is in the state but not listed")
+		}
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		return got, fmt.Errorf("estate.yaml's kinds differ from the kinds the state derives (drop the list to derive it): %s", strings.Join(diffs, "; "))
+	}
+	return got, nil
 }
+
+// importID is the ID the kubernetes provider imports o by.
+func importID(o Object) string { return identity.ImportID(o.Type, o.Ref) }
 
 // describe lists objects for a detail sentence: "two ClusterRoles, ... and
 // the APIService v1beta1.metrics.k8s.io".

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 )
@@ -34,18 +35,32 @@ type approvalOutcome struct {
 // oracle does and with what the engine promises; then applies the same
 // file again after the state changed, which every engine must refuse.
 func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	pa := r.Spec.PlanApproval
-	if pa == nil {
-		return fmt.Errorf("the estate has no plan_approval section")
+	pa, err := r.approvalPlan(ctx)
+	if err != nil {
+		return err
 	}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Root.Edit(pa.Edit) }); err != nil {
+	// A written plan is a text edit; a derived one adds the label with the
+	// HCL writer, which also sets it to another value for the BREAK.
+	derived := pa.Edit.Old == ""
+	label := func(sd *Side, value string) error {
+		if derived {
+			return sd.Root.SetLabel(pa.Address, derive.ReviewedLabel, value)
+		}
+		return sd.Root.Edit(estate.Edit{Old: `reviewed = "` + other(value) + `"`, New: `reviewed = "` + value + `"`})
+	}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		if derived {
+			return label(sd, "yes")
+		}
+		return sd.Root.Edit(pa.Edit)
+	}); err != nil {
 		return err
 	}
 	want := map[string]string{pa.Address: "update"}
 	outcomes := map[string]approvalOutcome{}
 	stale := map[string]approvalOutcome{}
 	var planned engine.Counts
-	err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+	err = r.both(ctx, func(ctx context.Context, sd *Side) error {
 		p, err := sd.Engine.Plan(ctx, engine.PlanOptions{Out: approvalPlan})
 		if err != nil {
 			return err
@@ -139,10 +154,10 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	// refuse the saved plan then, so the "applied" checks must turn red.
 	r.breakBoth(ctx, rec, Breaking{Name: "state_moved", Corruption: "changes the state (state rm of " + r.victim().Address + ") between plan -out and apply",
 		Victim: approvalPlan, Covers: []string{promised}, OracleCovers: []string{oraclePromised}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		if err := sd.Root.Edit(estate.Edit{Old: `reviewed = "yes"`, New: `reviewed = "again"`}); err != nil {
+		if err := label(sd, "again"); err != nil {
 			return nil, err
 		}
-		undoEdit := func() error { return sd.Root.Edit(estate.Edit{Old: `reviewed = "again"`, New: `reviewed = "yes"`}) }
+		undoEdit := func() error { return label(sd, "yes") }
 		if _, err := sd.Engine.Plan(ctx, engine.PlanOptions{Out: approvalPlan}); err != nil {
 			return undoing(nil, err, undoEdit)
 		}
@@ -157,6 +172,14 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		pa.Address, planned, "a JSON patch", pa.Move.Object, r.Subject.Engine.Engine.Profile.Name, subj.exit, orc.exit, stale["subject"].message)
 	rec.Claim([]string{readback, next}, "reviewed=yes reads back on both clusters and the next plan is empty")
 	return nil
+}
+
+// other is the value a text edit of the reviewed label replaces.
+func other(value string) string {
+	if value == "yes" {
+		return "again"
+	}
+	return "yes"
 }
 
 func outcome(a engine.Applied, err error) approvalOutcome {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -20,15 +21,38 @@ type removeStage struct{ info }
 // Run deletes one resource block: exactly one destroy, the object gone,
 // its neighbour untouched, the next plan empty.
 func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	rm := r.Spec.Remove
-	if rm == nil {
-		return fmt.Errorf("the estate has no remove section")
-	}
-	before, err := r.Subject.Root.Snapshot()
+	rm, err := r.removePlan(ctx)
 	if err != nil {
 		return err
 	}
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Root.RemoveBlock(rm.Address) }); err != nil {
+	saved := map[string]estate.Saved{}
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		s, err := sd.Root.Save()
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		saved[sd.Name] = s
+		r.mu.Unlock()
+		if rm.File != "" || rm.Block != "" {
+			// A block estate.yaml locates itself (in a local module).
+			block := rm.Block
+			if block == "" {
+				block = rm.Address
+			}
+			if err := sd.Root.RemoveBlockIn(rm.File, block); err != nil {
+				return err
+			}
+			// The references estate.yaml names go with the block.
+			for _, e := range rm.Edits {
+				if err := sd.Root.Edit(e); err != nil {
+					return fmt.Errorf("remove: a reference to the removed block: %w", err)
+				}
+			}
+			return nil
+		}
+		return sd.Root.RemoveResource(rm.Address)
+	}); err != nil {
 		return err
 	}
 	want := map[string]string{rm.Address: "delete"}
@@ -49,11 +73,11 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Check(same, sameShape(subj, orc), "stock's plan for the same removal is the same")
 	r.breakBoth(ctx, rec, Breaking{Name: "keep_block", Corruption: "keeps the block", Victim: rm.Address, Covers: []string{one1, same}},
 		func(ctx context.Context, sd *Side) (Measured, error) {
-			after, err := sd.Root.Snapshot()
+			after, err := sd.Root.Save()
 			if err != nil {
 				return nil, err
 			}
-			if err := corrupt(ctx, func() error { return sd.Root.Restore(before) }); err != nil {
+			if err := corrupt(ctx, func() error { return sd.Root.Put(saved[sd.Name]) }); err != nil {
 				return nil, err
 			}
 			p, err := sd.plan(ctx, planDefaults())
@@ -61,7 +85,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			if err == nil {
 				m = Measured{one1: exactly(p, want), same: sameShape(p, plans[otherSide(sd)])}
 			}
-			return undoing(m, err, func() error { return sd.Root.Restore(after) })
+			return undoing(m, err, func() error { return sd.Root.Put(after) })
 		})
 	destroyedOne := func(a engine.Applied) error {
 		acted := a.Acted()

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 )
 
 func day2Rename() Stage {
@@ -21,20 +23,41 @@ const movedFile = "gauntlet_moved.tf"
 // Run renames a resource with a moved block (its references following):
 // zero churn on both sides, the move recorded at the new address.
 func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	rn := r.Spec.Rename
-	if rn == nil {
-		return fmt.Errorf("the estate has no rename section")
+	rn, err := r.renamePlan(ctx)
+	if err != nil {
+		return err
 	}
-	movedTF := fmt.Sprintf("# Written by gauntlet's rename stage.\nmoved {\n  from = %s\n  to   = %s\n}\n", rn.From, rn.To)
+	// A written rename is text edits with counts; a derived one rewrites
+	// the block's address and every reference with the HCL writer, each
+	// side reporting how many references followed.
+	movedTF, err := estate.MovedBlock(rn.From, rn.To)
+	if err != nil {
+		return err
+	}
+	movedTF = "# Written by gauntlet's rename stage.\n" + movedTF
+	followed := map[string]int{}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		n := 0
+		if len(rn.Edits) == 0 {
+			var err error
+			if n, err = sd.Root.RenameResource(rn.From, rn.To); err != nil {
+				return fmt.Errorf("rename: %w", err)
+			}
+		}
 		for _, e := range rn.Edits {
 			if err := sd.Root.Edit(e); err != nil {
 				return fmt.Errorf("rename edit: %w", err)
 			}
 		}
+		r.mu.Lock()
+		followed[sd.Name] = n
+		r.mu.Unlock()
 		return sd.Root.WriteFile(movedFile, movedTF)
 	}); err != nil {
 		return err
+	}
+	if followed["subject"] != followed["oracle"] {
+		return fmt.Errorf("rename: the HCL writer rewrote %d references on the subject's root and %d on the oracle's", followed["subject"], followed["oracle"])
 	}
 	assert := func(p *engine.Plan) error {
 		if err := empty(p); err != nil {
@@ -68,21 +91,29 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	rec.Check(zero, assert(subj), subj.Counts.String())
 	rec.Check(oracleZ, assert(orc), orc.Counts.String())
-	refs := 0
-	for _, e := range rn.Edits[1:] {
-		refs += max(e.Count, 1)
+	refs := followed["subject"]
+	if len(rn.Edits) > 0 {
+		for _, e := range rn.Edits[1:] {
+			refs += max(e.Count, 1)
+		}
 	}
 	rec.Claim([]string{zero, oracleZ}, "moved block %s -> %s, with its %d references following: no add, no change, no destroy (%s) on both sides, as stock's plan for the same moved block on the oracle cluster",
 		rn.From, rn.To, refs, subj.Counts)
 	r.breakBoth(ctx, rec, Breaking{Name: "rename_object", Corruption: "renames the object's own metadata.name instead, a real identity change",
 		Victim: rn.To, Covers: []string{zero}, OracleCovers: []string{oracleZ}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		before, err := sd.Root.Snapshot()
+		before, err := sd.Root.Save()
 		if err != nil {
 			return nil, err
 		}
+		restore := func() error { return sd.Root.Put(before) }
+		if len(rn.Break) == 0 {
+			if err := corrupt(ctx, func() error { return sd.Root.SuffixName(rn.To, derive.IdentitySuffix) }); err != nil {
+				return undoing(nil, err, restore)
+			}
+		}
 		for _, e := range rn.Break {
 			if err := corrupt(ctx, func() error { return sd.Root.Edit(e) }); err != nil {
-				return undoing(nil, err, func() error { return sd.Root.Restore(before) })
+				return undoing(nil, err, restore)
 			}
 		}
 		p, err := sd.plan(ctx, planDefaults())
@@ -90,7 +121,7 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err == nil {
 			m = Measured{zero: assert(p), oracleZ: assert(p)}
 		}
-		return undoing(m, err, func() error { return sd.Root.Restore(before) })
+		return undoing(m, err, restore)
 	})
 
 	before, err := r.versionsBoth(ctx, []Object{obj})

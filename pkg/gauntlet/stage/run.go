@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
@@ -26,7 +29,13 @@ type Side struct {
 	// Proxy stands between the engines and the cluster; gauntlet's own
 	// reads go to the cluster directly.
 	Proxy *wire.Proxy
-	Root  *estate.Root
+	// Root is the root the stages act on (an estate of ordered roots
+	// names it, else its last root).
+	Root *estate.Root
+	// Others are the estate's other roots, in apply order: applied around
+	// Root at cold deploy, left applied while the stages act, destroyed
+	// in reverse at teardown.
+	Others []*OtherRoot
 	// Stock is the oracle CLI in this side's root: it cold-deploys both
 	// clusters, so the subject has stock state to migrate from.
 	Stock *engine.Workspace
@@ -39,6 +48,16 @@ type Side struct {
 
 	mu    sync.Mutex
 	extra []*engine.Workspace
+}
+
+// OtherRoot is a root the stages do not act on, with the stock workspace
+// that applies and destroys it on its side.
+type OtherRoot struct {
+	Root  *estate.Root
+	Stock *engine.Workspace
+	// Before says it comes before the acted root in apply order (a CRD
+	// before its custom resources); the rest come after it.
+	Before bool
 }
 
 // Workspace opens another workspace of this side's engine (greenfield's
@@ -61,6 +80,9 @@ func (s *Side) Calls() int {
 	if s.Stock != s.Engine {
 		n += len(s.Stock.Calls())
 	}
+	for _, o := range s.Others {
+		n += len(o.Stock.Calls())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ws := range s.extra {
@@ -82,6 +104,9 @@ func (s *Side) CallTime() time.Duration {
 	if s.Stock != s.Engine {
 		sum(s.Stock)
 	}
+	for _, o := range s.Others {
+		sum(o.Stock)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ws := range s.extra {
@@ -99,17 +124,25 @@ type Run struct {
 	Substrate cluster.Capabilities
 
 	// Observations later stages build on.
-	Objects   []Object
+	Objects []Object
+	// Kinds are the kinds of the cold-deployed objects, derived from the
+	// state and discovery.
+	Kinds     []estate.Kind
 	Baselines map[string]any
 	// Sabotage skips every BREAK's corruption and keeps its measurement
 	// (a test of the BREAKs themselves: each must then come out unproved).
 	Sabotage bool
 
-	// Fresh materialises the estate's original root in a new directory on
-	// a side (greenfield applies it with no state).
-	Fresh func(side *Side, name string) (*estate.Root, error)
+	// Fresh materialises the estate's original root (by name) in a new
+	// directory on a side (greenfield applies it with no state).
+	Fresh func(side *Side, root, name string) (*estate.Root, error)
+
+	// Choices are the stage plans the run used, derived or written; the
+	// runner puts them in the result for the evidence page.
+	Choices []result.Choice
 
 	mu          sync.Mutex
+	derived     *derive.Plans
 	coldOracle  *inventory.Inventory
 	coldObjects []Object
 }
@@ -144,4 +177,45 @@ func (r *Run) coldInventory() *inventory.Inventory {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.coldOracle
+}
+
+// applyOthers applies, in order, the side's other roots that come before
+// the acted one (before) or after it, each with its stock workspace.
+func (s *Side) applyOthers(ctx context.Context, before bool) error {
+	for _, o := range s.Others {
+		if o.Before != before {
+			continue
+		}
+		if _, err := o.Stock.Init(ctx); err != nil {
+			return fmt.Errorf("root %s: %w", o.Root.Name, err)
+		}
+		if _, err := o.Stock.Apply(ctx, engine.ApplyOptions{}); err != nil {
+			return fmt.Errorf("root %s: %w", o.Root.Name, err)
+		}
+	}
+	return nil
+}
+
+// destroyOthers destroys, in reverse order, the side's other roots that
+// come before the acted one (before) or after it.
+func (s *Side) destroyOthers(ctx context.Context, before bool) error {
+	for i := len(s.Others) - 1; i >= 0; i-- {
+		o := s.Others[i]
+		if o.Before != before {
+			continue
+		}
+		if _, err := o.Stock.Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
+			return fmt.Errorf("destroy root %s: %w", o.Root.Name, err)
+		}
+	}
+	return nil
+}
+
+// otherNames lists the other roots for a detail sentence.
+func otherNames(others []*OtherRoot) string {
+	var names []string
+	for _, o := range others {
+		names = append(names, "root "+o.Root.Name)
+	}
+	return strings.Join(names, ", ")
 }

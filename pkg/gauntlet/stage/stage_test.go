@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -70,6 +71,13 @@ func TestFieldPaths(t *testing.T) {
 	}}}}
 	if got, err := field(u, "spec.containers[0].args[1]"); err != nil || got != "--secure-port=10250" {
 		t.Errorf("field = %q, %v", got, err)
+	}
+	u.Object["metadata"] = map[string]any{"labels": map[string]any{"app.kubernetes.io/name": "vault", "test": "x"}}
+	if got, err := field(u, `metadata.labels["app.kubernetes.io/name"]`); err != nil || got != "vault" {
+		t.Errorf("quoted key: %q, %v", got, err)
+	}
+	if got, err := field(u, "metadata.labels.test"); err != nil || got != "x" {
+		t.Errorf("plain key: %q, %v", got, err)
 	}
 	for _, bad := range []string{"spec.containers[3].args[0]", "spec.missing", "spec.containers[0].args[1].x"} {
 		if _, err := field(u, bad); err == nil {
@@ -235,3 +243,59 @@ func TestRecorderChecks(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// Objects in local modules are the kubernetes provider's too; other
+// providers' resources, in modules or not, are not.
+func TestIsKubernetesSeesThroughModules(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"kubernetes_role.r": true,
+		"module.namespace.module.namespace_roles.kubernetes_role.rbac_role[0]":    true,
+		`module.sa["admin"].kubernetes_service_account.sa[0]: creation`:           true,
+		"module.namespace.terraform_data.dependency_getter":                       false,
+		"module.namespace.module.namespace_roles.null_resource.dependency_getter": false,
+		"data.kubernetes_namespace.n":                                             false,
+		"module.kubernetes_x.random_pet.p":                                        false,
+	} {
+		if got := isKubernetes(addr); got != want {
+			t.Errorf("isKubernetes(%q) = %v, want %v", addr, got, want)
+		}
+	}
+	kube, other := splitActed([]string{"module.a.kubernetes_role.r[0]: creation", "module.a.terraform_data.d: creation"})
+	if len(kube) != 1 || len(other) != 1 {
+		t.Errorf("splitActed = %v, %v", kube, other)
+	}
+}
+
+func TestObjectsFromStateManifestAndKinds(t *testing.T) {
+	st := &tfjson.State{Values: &tfjson.StateValues{RootModule: &tfjson.StateModule{
+		Resources: []*tfjson.StateResource{
+			{Address: "kubernetes_manifest.cr", Mode: tfjson.ManagedResourceMode, Type: "kubernetes_manifest",
+				AttributeValues: map[string]any{"manifest": map[string]any{"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": map[string]any{"name": "tab"}}}},
+			{Address: "kubernetes_labels.l", Mode: tfjson.ManagedResourceMode, Type: "kubernetes_labels"},
+			{Address: "null_resource.n", Mode: tfjson.ManagedResourceMode, Type: "null_resource"},
+		},
+		ChildModules: []*tfjson.StateModule{{Resources: []*tfjson.StateResource{
+			{Address: "module.ns.kubernetes_namespace_v1.n", Mode: tfjson.ManagedResourceMode, Type: "kubernetes_namespace_v1",
+				AttributeValues: map[string]any{"metadata": []any{map[string]any{"name": "demo"}}}},
+		}}},
+	}}}
+	objs, err := objectsFromState(st)
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%+v %v", objs, err)
+	}
+	if o := objs[0]; o.Ref.Group != "stable.example.com" || o.Ref.Kind != "CronTab" || importID(o) != "apiVersion=stable.example.com/v1,kind=CronTab,name=tab" {
+		t.Errorf("custom resource: %+v id %s", o, importID(o))
+	}
+	if o := objs[1]; o.Address != "module.ns.kubernetes_namespace_v1.n" || o.Ref.Kind != "Namespace" {
+		t.Errorf("module object: %+v", o)
+	}
+	spec := &estate.Spec{}
+	kinds, err := derivedKinds(spec, objs)
+	if err != nil || len(kinds) != 2 {
+		t.Fatalf("derived %+v %v", kinds, err)
+	}
+	spec.Kinds = []estate.Kind{{Version: "v1", Kind: "Namespace"}}
+	if _, err := derivedKinds(spec, objs); err == nil || !strings.Contains(err.Error(), "stable.example.com/v1 CronTab is in the state but not listed") {
+		t.Errorf("a kinds list missing a kind: %v", err)
+	}
+}

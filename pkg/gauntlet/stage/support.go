@@ -317,10 +317,21 @@ func (r *Run) backend(ctx context.Context, sd *Side, api estate.Object) (*Object
 
 // sourceLine names the estate's source for a detail sentence.
 func (r *Run) sourceLine() string {
-	if src := r.Spec.Source; src != nil {
-		return fmt.Sprintf("%s's %s at %s", strings.TrimPrefix(src.Repository, "https://github.com/"), src.Path, src.Commit[:10])
+	var parts []string
+	for _, src := range r.Spec.Sources() {
+		what := src.Path
+		if len(src.Files) > 0 {
+			what = fmt.Sprintf("%d files", len(src.Files))
+			if src.Dir != "" {
+				what += " under " + src.Dir
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s's %s at %s", strings.TrimPrefix(src.Repository, "https://github.com/"), what, src.Commit[:10]))
 	}
-	return "the reference root written here"
+	if len(parts) == 0 {
+		return "the reference root written here"
+	}
+	return strings.Join(parts, " then ")
 }
 
 // deltaLine names the deltas the subject's root carries.

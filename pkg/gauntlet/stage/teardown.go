@@ -44,8 +44,12 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err != nil || u == nil {
 			return fmt.Errorf("read %s before the destroy: %v", victim.Ref, cmpErr(err, "not found"))
 		}
+		// Roots applied after the acted one stand on it: they go first.
+		if err := sd.destroyOthers(ctx, false); err != nil {
+			return err
+		}
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Destroy: true})
-		got := a.Acted()
+		got, _ := splitActed(a.Acted())
 		slices.Sort(got)
 		r.mu.Lock()
 		acted[sd.Name], copies[sd.Name] = got, u
@@ -92,6 +96,11 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return nil
 	}), strings.Join(r.Spec.WritesInto, ", "))
 	rec.NoBreak(active, "no corruption can take a system namespace out of Active and bring it back; its contents are compared by the next check and its BREAK")
+	// The roots the acted one stood on go last, before the baseline is
+	// compared: the estate as a whole must leave nothing behind.
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.destroyOthers(ctx, true) }); err != nil {
+		return err
+	}
 	diffs := map[string]baseline.Diff{}
 	compare := func(ctx context.Context, sd *Side) error {
 		after, err := baseline.Take(ctx, sd.Cluster.RESTConfig(), baseline.DefaultScope(r.Spec.WritesInto...))

@@ -1,0 +1,498 @@
+// Package derive chooses, from an estate's root and its cold-deployed
+// objects, what the drift, rename, remove and plan-approval stages do when
+// estate.yaml does not say: a drift target and a field the configuration
+// sets literally, a resource to rename (every reference following), a leaf
+// resource to remove with a neighbour that must stay untouched, and an
+// object to add a label to. Each choice is a plan the stage can check; when
+// no candidate fits, the reason says why and the stage does not run.
+package derive
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Object is one of the estate's live objects, known by its address.
+type Object struct {
+	Address string
+	Type    string
+	Ref     estate.Object
+}
+
+// Input is what a derivation reads.
+type Input struct {
+	// Dir is the root (its own .tf files; gauntlet_*.tf are ignored).
+	Dir string
+	// Objects are the cold-deployed objects; Live their live copies by
+	// address (an object missing from Live is not a candidate).
+	Objects []Object
+	Live    map[string]*unstructured.Unstructured
+	// Exclude are addresses hand-written stage sections act on.
+	Exclude []string
+}
+
+// Plans are the derived stage plans; a nil plan has its reason in Why.
+type Plans struct {
+	Drift        *estate.Drift
+	Rename       *estate.Rename
+	Remove       *estate.Remove
+	PlanApproval *estate.PlanApproval
+	// Why says, per stage ID, why the choice was made or why none was.
+	Why map[string]string
+}
+
+// Suffixes the plans use.
+const (
+	RenameSuffix   = "_renamed"
+	IdentitySuffix = "-renamed"
+	ReviewedLabel  = "reviewed"
+)
+
+// block is one root resource block as the analysis sees it.
+type block struct {
+	address string
+	typ     string
+	counted bool              // count or for_each
+	labels  map[string]string // literal metadata labels
+	named   bool              // sets metadata name (typed block or manifest)
+	// labelable: a label can be added with the HCL writer (a typed
+	// metadata block, or a manifest written out as an object).
+	labelable bool
+	refs      int // references to it from other blocks
+	// Literal identity, where the configuration writes it out (for a
+	// preview before anything is applied).
+	apiVersion, kind, name, namespace string
+}
+
+// Derive chooses every plan.
+func Derive(in Input) (*Plans, error) {
+	blocks, err := analyse(in.Dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plans{Why: map[string]string{}}
+	excluded := map[string]bool{}
+	for _, a := range in.Exclude {
+		excluded[a] = true
+	}
+	byAddr := map[string]Object{}
+	for _, o := range in.Objects {
+		byAddr[o.Address] = o
+	}
+	// Candidates: root blocks of single objects that are live.
+	var cands []cand
+	for _, b := range blocks {
+		o, ok := byAddr[b.address]
+		if !ok || b.counted || in.Live[b.address] == nil {
+			continue
+		}
+		cands = append(cands, cand{b: b, o: o, u: in.Live[b.address]})
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		ri, rj := rank(cands[i].o.Ref.Kind), rank(cands[j].o.Ref.Kind)
+		if ri != rj {
+			return ri < rj
+		}
+		return cands[i].b.address < cands[j].b.address
+	})
+	p.drift(cands)
+	p.rename(cands, excluded)
+	p.remove(cands, in.Objects, in.Live, excluded)
+	p.approval(cands, in.Objects, in.Live, excluded)
+	return p, nil
+}
+
+type cand struct {
+	b block
+	o Object
+	u *unstructured.Unstructured
+}
+
+// stable are kinds no controller writes to after creation, best first: a
+// neighbour's resourceVersion moves only if the estate moves it, and an
+// edit to them waits on nothing.
+var stable = []string{"ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+	"Service", "LimitRange", "PriorityClass", "NetworkPolicy", "IngressClass", "StorageClass",
+	"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+
+func rank(kind string) int {
+	for i, k := range stable {
+		if k == kind {
+			return i
+		}
+	}
+	return len(stable)
+}
+
+func isStable(kind string) bool { return rank(kind) < len(stable) }
+
+// cascading are kinds whose deletion takes other objects with it.
+var cascading = map[string]bool{"Namespace": true, "CustomResourceDefinition": true}
+
+func (p *Plans) drift(cands []cand) {
+	type pick struct {
+		c          cand
+		key, value string
+	}
+	var picks []pick
+	for _, c := range cands {
+		live := c.u.GetLabels()
+		keys := sortedKeys(c.b.labels)
+		for _, k := range keys {
+			if v := c.b.labels[k]; live[k] == v {
+				picks = append(picks, pick{c, k, v})
+				break
+			}
+		}
+	}
+	if len(picks) < 2 {
+		p.Why["drift_reconverge"] = fmt.Sprintf("no drift derived: it needs two live objects whose configuration sets a metadata label literally (one to drift, one for the BREAK's second tamper); the root has %d", len(picks))
+		return
+	}
+	first, second := picks[0], picks[1]
+	ptr := "/metadata/labels/" + escapePointer(first.key)
+	patch, _ := json.Marshal([]map[string]string{
+		{"op": "test", "path": ptr, "value": first.value},
+		{"op": "replace", "path": ptr, "value": tampered(first.value)},
+	})
+	breakPatch, _ := json.Marshal([]map[string]string{
+		{"op": "replace", "path": "/metadata/labels/" + escapePointer(second.key), "value": tampered(second.value)},
+	})
+	p.Drift = &estate.Drift{
+		Address: first.c.b.address, Object: first.c.o.Ref, Patch: string(patch),
+		Field: LabelField(first.key), Want: first.value,
+		Break: estate.Tamper{Object: second.c.o.Ref, Patch: string(breakPatch)},
+	}
+	p.Why["drift_reconverge"] = fmt.Sprintf("%s's configuration sets label %s = %q literally: the drift replaces it out of band and the apply must set it back; the BREAK tampers label %s of %s (%s) too",
+		first.c.b.address, first.key, first.value, second.key, second.c.o.Ref, second.c.b.address)
+}
+
+func tampered(v string) string {
+	if v == "" {
+		return "tampered"
+	}
+	t := v + "-tampered"
+	if len(t) > 63 {
+		t = "tampered"
+	}
+	return t
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// LabelField is the field path of a label, as the drift stage reads it:
+// metadata.labels.app, or metadata.labels["app.kubernetes.io/name"].
+func LabelField(key string) string {
+	if plainKey.MatchString(key) {
+		return "metadata.labels." + key
+	}
+	return `metadata.labels["` + key + `"]`
+}
+
+func (p *Plans) rename(cands []cand, excluded map[string]bool) {
+	var best *cand
+	for i, c := range cands {
+		if excluded[c.b.address] || !c.b.named || strings.HasPrefix(c.b.address, "module.") {
+			continue
+		}
+		if best == nil || c.b.refs > best.b.refs {
+			best = &cands[i]
+		}
+	}
+	if best == nil {
+		p.Why["day2_rename"] = "no rename derived: no single (uncounted) root resource that sets its metadata name is live"
+		return
+	}
+	to := best.b.address + RenameSuffix
+	p.Rename = &estate.Rename{From: best.b.address, To: to}
+	p.Why["day2_rename"] = fmt.Sprintf("%s is renamed %s with a moved block and its %d reference(s) rewritten by the HCL writer; the BREAK appends %q to %s's metadata name instead, a real identity change",
+		best.b.address, to, best.b.refs, IdentitySuffix, best.o.Ref)
+}
+
+func (p *Plans) remove(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {
+	var target *cand
+	for i, c := range cands {
+		if excluded[c.b.address] || c.b.refs > 0 || cascading[c.o.Ref.Kind] || (p.Rename != nil && c.b.address == p.Rename.From) {
+			continue
+		}
+		target = &cands[i]
+		break
+	}
+	if target == nil {
+		p.Why["day2_remove"] = "no removal derived: every live single root resource is referenced by another block, renamed, or a kind whose deletion takes others with it (Namespace, CustomResourceDefinition)"
+		return
+	}
+	nb, ok := neighbour(objs, live, target.o.Ref, p.Rename)
+	if !ok {
+		p.Why["day2_remove"] = fmt.Sprintf("no removal derived: %s is a leaf, but no other object is of a kind whose resourceVersion only the estate moves (%s)", target.b.address, strings.Join(stable, ", "))
+		return
+	}
+	p.Remove = &estate.Remove{Address: target.b.address, Object: target.o.Ref, Neighbour: nb.Ref}
+	p.Why["day2_remove"] = fmt.Sprintf("%s is a leaf - no other block references it - so its removal leaves the rest plannable; %s must keep its uid and resourceVersion",
+		target.b.address, nb.Ref)
+}
+
+// neighbour picks another object of a stable kind, the same namespace first.
+func neighbour(objs []Object, live map[string]*unstructured.Unstructured, of estate.Object, rn *estate.Rename) (Object, bool) {
+	var best Object
+	found := false
+	score := func(o Object) int {
+		s := rank(o.Ref.Kind)
+		if o.Ref.Namespace != of.Namespace {
+			s += 100
+		}
+		return s
+	}
+	for _, o := range objs {
+		u := live[o.Address]
+		if o.Ref == of || !isStable(o.Ref.Kind) || u == nil || (rn != nil && o.Address == rn.From) {
+			continue
+		}
+		if _, agg := u.Object["aggregationRule"]; agg {
+			continue // the aggregation controller rewrites its rules
+		}
+		if !found || score(o) < score(best) {
+			best, found = o, true
+		}
+	}
+	return best, found
+}
+
+func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {
+	skip := func(addr string) bool {
+		return excluded[addr] || (p.Rename != nil && addr == p.Rename.From) || (p.Remove != nil && addr == p.Remove.Address)
+	}
+	var target *cand
+	for i, c := range cands {
+		if skip(c.b.address) || !c.b.labelable || strings.HasPrefix(c.b.address, "module.") {
+			continue
+		}
+		if _, has := c.b.labels[ReviewedLabel]; has {
+			continue
+		}
+		target = &cands[i]
+		break
+	}
+	if target == nil {
+		p.Why["plan_approval"] = "no plan-approval edit derived: no live single root resource (not renamed or removed) whose metadata a label can be added to with the HCL writer"
+		return
+	}
+	var move *Object
+	for i, o := range objs {
+		u := live[o.Address]
+		// Only the removed object is gone; a renamed one is still there.
+		if o.Address == target.b.address || (p.Remove != nil && o.Address == p.Remove.Address) || u == nil || len(u.GetLabels()) == 0 {
+			continue
+		}
+		if _, has := u.GetLabels()["stray"]; has {
+			continue
+		}
+		if move == nil || rank(o.Ref.Kind) < rank(move.Ref.Kind) {
+			move = &objs[i]
+		}
+	}
+	if move == nil {
+		p.Why["plan_approval"] = fmt.Sprintf("no plan-approval edit derived: %s can take the label, but no other live object has labels for the out-of-band move (a JSON patch adding label stray)", target.b.address)
+		return
+	}
+	p.PlanApproval = &estate.PlanApproval{Address: target.b.address, Object: target.o.Ref,
+		Move: estate.Tamper{Object: move.Ref, Patch: `[{"op":"add","path":"/metadata/labels/stray","value":"yes"}]`}}
+	p.Why["plan_approval"] = fmt.Sprintf("the HCL writer adds label %s = \"yes\" to %s (one update, saved as a plan); the world then moves out of band: label stray=yes on %s",
+		ReviewedLabel, target.b.address, move.Ref)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// analyse reads the root's resource blocks and the references between
+// every block of the root.
+func analyse(dir string) ([]block, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var blocks []block
+	refs := map[string]int{}
+	for _, path := range paths {
+		if strings.HasPrefix(filepath.Base(path), "gauntlet_") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		f, diags := hclsyntax.ParseConfig(src, filepath.Base(path), hcl.InitialPos)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("derive: %s", diags.Error())
+		}
+		body := f.Body.(*hclsyntax.Body)
+		for _, b := range body.Blocks {
+			self := ""
+			if b.Type == "resource" && len(b.Labels) == 2 {
+				self = b.Labels[0] + "." + b.Labels[1]
+				blocks = append(blocks, resourceOf(self, b))
+			}
+			for addr, n := range referenced(b.Body) {
+				if addr != self {
+					refs[addr] += n
+				}
+			}
+		}
+	}
+	for i := range blocks {
+		blocks[i].refs = refs[blocks[i].address]
+	}
+	return blocks, nil
+}
+
+// referenced counts the resources a body's expressions refer to (type.name).
+func referenced(body *hclsyntax.Body) map[string]int {
+	out := map[string]int{}
+	var walk func(*hclsyntax.Body)
+	walk = func(b *hclsyntax.Body) {
+		for _, a := range b.Attributes {
+			for _, t := range a.Expr.Variables() {
+				root := t.RootName()
+				if len(t) < 2 || root == "var" || root == "local" || root == "module" || root == "data" || root == "path" || root == "terraform" || root == "each" || root == "count" || root == "self" {
+					continue
+				}
+				if step, ok := t[1].(hcl.TraverseAttr); ok {
+					out[root+"."+step.Name]++
+				}
+			}
+		}
+		for _, nb := range b.Blocks {
+			walk(nb.Body)
+		}
+	}
+	walk(body)
+	return out
+}
+
+func resourceOf(address string, b *hclsyntax.Block) block {
+	out := block{address: address, typ: b.Labels[0], labels: map[string]string{}}
+	_, c := b.Body.Attributes["count"]
+	_, fe := b.Body.Attributes["for_each"]
+	out.counted = c || fe
+	if out.typ == "kubernetes_manifest" {
+		m, ok := b.Body.Attributes["manifest"]
+		if !ok {
+			return out
+		}
+		md, ok := item(m.Expr, "metadata")
+		if !ok {
+			return out
+		}
+		var nameExpr hclsyntax.Expression
+		nameExpr, out.named = item(md, "name")
+		out.name = literal(nameExpr)
+		if e, ok := item(md, "namespace"); ok {
+			out.namespace = literal(e)
+		}
+		if e, ok := item(m.Expr, "apiVersion"); ok {
+			out.apiVersion = literal(e)
+		}
+		if e, ok := item(m.Expr, "kind"); ok {
+			out.kind = literal(e)
+		}
+		_, isObj := md.(*hclsyntax.ObjectConsExpr)
+		labels, has := item(md, "labels")
+		out.labels = literalMap(labels)
+		_, labelsObj := labels.(*hclsyntax.ObjectConsExpr)
+		out.labelable = isObj && (!has || labelsObj)
+		return out
+	}
+	for _, nb := range b.Body.Blocks {
+		if nb.Type != "metadata" {
+			continue
+		}
+		var name *hclsyntax.Attribute
+		name, out.named = nb.Body.Attributes["name"]
+		if out.named {
+			out.name = literal(name.Expr)
+		}
+		if ns, ok := nb.Body.Attributes["namespace"]; ok {
+			out.namespace = literal(ns.Expr)
+		}
+		labels, has := nb.Body.Attributes["labels"]
+		out.labelable = true
+		if has {
+			out.labels = literalMap(labels.Expr)
+			_, out.labelable = labels.Expr.(*hclsyntax.ObjectConsExpr)
+		}
+		break
+	}
+	return out
+}
+
+// item returns the value of key in an object constructor expression.
+func item(e hclsyntax.Expression, key string) (hclsyntax.Expression, bool) {
+	obj, ok := e.(*hclsyntax.ObjectConsExpr)
+	if !ok {
+		return nil, false
+	}
+	for _, it := range obj.Items {
+		k, diags := it.KeyExpr.Value(nil)
+		if !diags.HasErrors() && k.Type() == cty.String && k.IsKnown() && k.AsString() == key {
+			return it.ValueExpr, true
+		}
+	}
+	return nil, false
+}
+
+// literal is an expression's value when it is a literal string, else "".
+func literal(e hclsyntax.Expression) string {
+	if e == nil || len(e.Variables()) > 0 {
+		return ""
+	}
+	v, diags := e.Value(nil)
+	if diags.HasErrors() || v.IsNull() || !v.IsWhollyKnown() || v.Type() != cty.String {
+		return ""
+	}
+	return v.AsString()
+}
+
+// literalMap returns the items of an object constructor whose key and
+// value are literal strings.
+func literalMap(e hclsyntax.Expression) map[string]string {
+	out := map[string]string{}
+	obj, ok := e.(*hclsyntax.ObjectConsExpr)
+	if !ok {
+		return out
+	}
+	for _, it := range obj.Items {
+		if len(it.ValueExpr.Variables()) > 0 {
+			continue
+		}
+		k, d1 := it.KeyExpr.Value(nil)
+		v, d2 := it.ValueExpr.Value(nil)
+		if d1.HasErrors() || d2.HasErrors() || !k.IsWhollyKnown() || !v.IsWhollyKnown() || k.IsNull() || v.IsNull() ||
+			k.Type() != cty.String || v.Type() != cty.String {
+			continue
+		}
+		out[k.AsString()] = v.AsString()
+	}
+	return out
+}

@@ -1,0 +1,495 @@
+package estate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// The edits here rewrite the root's own files with an HCL writer
+// (hclwrite), so a derived stage plan needs no text anchors: what they
+// change is found by block type, address and attribute, whitespace and
+// comments around it kept. They act on the root module's .tf files, not on
+// gauntlet's own (gauntlet_*.tf) nor on local modules.
+
+// rootFiles are the root module's .tf files, sorted.
+func rootFiles(dir string) ([]string, error) {
+	m, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range m {
+		if !strings.HasPrefix(filepath.Base(f), "gauntlet_") {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// hclFile is one root file parsed for writing.
+type hclFile struct {
+	path string
+	f    *hclwrite.File
+}
+
+func (r *Root) parseAll() ([]hclFile, error) {
+	paths, err := rootFiles(r.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []hclFile
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		f, diags := hclwrite.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("parse %s: %s", filepath.Base(p), diags.Error())
+		}
+		out = append(out, hclFile{p, f})
+	}
+	return out, nil
+}
+
+func (h hclFile) write() error { return os.WriteFile(h.path, h.f.Bytes(), 0o644) }
+
+// splitAddress splits a root-module resource address "type.name".
+func splitAddress(address string) (typ, name string, err error) {
+	m := addrRE.FindStringSubmatch(address)
+	if m == nil {
+		return "", "", fmt.Errorf("%q is not a root-module resource address type.name", address)
+	}
+	return m[1], m[2], nil
+}
+
+// resourceBlock finds the one resource block at address among files.
+func resourceBlock(files []hclFile, address string) (hclFile, *hclwrite.Block, error) {
+	typ, name, err := splitAddress(address)
+	if err != nil {
+		return hclFile{}, nil, err
+	}
+	var found []hclFile
+	var block *hclwrite.Block
+	for _, f := range files {
+		for _, b := range f.f.Body().Blocks() {
+			if l := b.Labels(); b.Type() == "resource" && len(l) == 2 && l[0] == typ && l[1] == name {
+				found = append(found, f)
+				block = b
+			}
+		}
+	}
+	if len(found) != 1 {
+		return hclFile{}, nil, fmt.Errorf("%d resource blocks for %s in the root, want 1", len(found), address)
+	}
+	return found[0], block, nil
+}
+
+// RenameResource renames the resource block at from ("type.name") to to
+// (same type) and makes every reference to it in the root follow. It
+// returns how many references it rewrote.
+func (r *Root) RenameResource(from, to string) (int, error) {
+	ft, fn, err := splitAddress(from)
+	if err != nil {
+		return 0, err
+	}
+	tt, tn, err := splitAddress(to)
+	if err != nil {
+		return 0, err
+	}
+	if ft != tt {
+		return 0, fmt.Errorf("rename %s -> %s changes the resource type", from, to)
+	}
+	files, err := r.parseAll()
+	if err != nil {
+		return 0, err
+	}
+	if _, _, err := resourceBlock(files, to); err == nil {
+		return 0, fmt.Errorf("rename %s -> %s: %s already exists", from, to, to)
+	}
+	_, block, err := resourceBlock(files, from)
+	if err != nil {
+		return 0, err
+	}
+	block.SetLabels([]string{tt, tn})
+	refs := 0
+	for _, f := range files {
+		eachExpr(f.f.Body(), func(e *hclwrite.Expression) {
+			for _, t := range e.Variables() {
+				if refersTo(string(t.BuildTokens(nil).Bytes()), from) {
+					refs++
+				}
+			}
+			e.RenameVariablePrefix([]string{ft, fn}, []string{tt, tn})
+		})
+		if err := f.write(); err != nil {
+			return 0, err
+		}
+	}
+	return refs, nil
+}
+
+// refersTo reports whether a traversal's text starts with address as a
+// whole step ("kubernetes_x.a.metadata" refers to kubernetes_x.a; _x.ab
+// does not).
+func refersTo(traversal, address string) bool {
+	t := strings.TrimSpace(traversal)
+	if !strings.HasPrefix(t, address) {
+		return false
+	}
+	rest := t[len(address):]
+	return rest == "" || rest[0] == '.' || rest[0] == '['
+}
+
+// eachExpr calls f on every attribute expression of body and its nested
+// blocks.
+func eachExpr(body *hclwrite.Body, f func(*hclwrite.Expression)) {
+	for _, a := range body.Attributes() {
+		f(a.Expr())
+	}
+	for _, b := range body.Blocks() {
+		eachExpr(b.Body(), f)
+	}
+}
+
+// RemoveResource deletes the resource block at address from the root.
+func (r *Root) RemoveResource(address string) error {
+	files, err := r.parseAll()
+	if err != nil {
+		return err
+	}
+	f, block, err := resourceBlock(files, address)
+	if err != nil {
+		return fmt.Errorf("remove block: %w", err)
+	}
+	f.f.Body().RemoveBlock(block)
+	return f.write()
+}
+
+// MovedBlock is a moved block from -> to, written with the HCL writer.
+func MovedBlock(from, to string) (string, error) {
+	f := hclwrite.NewEmptyFile()
+	b := f.Body().AppendNewBlock("moved", nil)
+	for _, kv := range [][2]string{{"from", from}, {"to", to}} {
+		t, diags := hclsyntax.ParseTraversalAbs([]byte(kv[1]), "", hcl.InitialPos)
+		if diags.HasErrors() {
+			return "", fmt.Errorf("moved %s: %s", kv[0], diags.Error())
+		}
+		b.Body().SetAttributeTraversal(kv[0], t)
+	}
+	return string(hclwrite.Format(f.Bytes())), nil
+}
+
+// SuffixName appends suffix to the metadata name of the object at address
+// - a real identity change: the provider must replace the object. It works
+// on a typed resource's metadata block and on a kubernetes_manifest's
+// manifest.metadata.name, literal or not.
+func (r *Root) SuffixName(address, suffix string) error {
+	files, err := r.parseAll()
+	if err != nil {
+		return err
+	}
+	f, block, err := resourceBlock(files, address)
+	if err != nil {
+		return err
+	}
+	body, attr, path, err := objectAttr(block, "name")
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, err)
+	}
+	toks := body.GetAttribute(attr).Expr().BuildTokens(nil)
+	out, err := editObject(toks, path, func(val hclwrite.Tokens) (hclwrite.Tokens, error) { return appendSuffix(val, suffix), nil }, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, err)
+	}
+	body.SetAttributeRaw(attr, out)
+	return f.write()
+}
+
+// SetLabel sets metadata label key=value on the object at address, adding
+// the label (and the labels map) where the configuration has none.
+func (r *Root) SetLabel(address, key, value string) error {
+	files, err := r.parseAll()
+	if err != nil {
+		return err
+	}
+	f, block, err := resourceBlock(files, address)
+	if err != nil {
+		return err
+	}
+	body, attr, path, err := objectAttr(block, "labels", key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, err)
+	}
+	quoted := hclwrite.TokensForValue(cty.StringVal(value))
+	if body.GetAttribute(attr) == nil {
+		// A typed resource's metadata block without labels.
+		body.SetAttributeValue(attr, cty.ObjectVal(map[string]cty.Value{key: cty.StringVal(value)}))
+		return f.write()
+	}
+	toks := body.GetAttribute(attr).Expr().BuildTokens(nil)
+	out, err := editObject(toks, path, func(hclwrite.Tokens) (hclwrite.Tokens, error) { return quoted, nil }, quoted)
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, err)
+	}
+	body.SetAttributeRaw(attr, out)
+	return f.write()
+}
+
+// objectAttr finds where a metadata field lives: for a typed resource the
+// metadata block's attribute (path the rest below it), for
+// kubernetes_manifest the manifest attribute with path
+// metadata/<field>/... inside its object.
+func objectAttr(block *hclwrite.Block, field string, below ...string) (*hclwrite.Body, string, []string, error) {
+	if block.Labels()[0] == "kubernetes_manifest" {
+		if block.Body().GetAttribute("manifest") == nil {
+			return nil, "", nil, fmt.Errorf("no manifest attribute")
+		}
+		return block.Body(), "manifest", append([]string{"metadata", field}, below...), nil
+	}
+	md := block.Body().FirstMatchingBlock("metadata", nil)
+	if md == nil {
+		return nil, "", nil, fmt.Errorf("no metadata block")
+	}
+	if field == "name" && md.Body().GetAttribute("name") == nil {
+		return nil, "", nil, fmt.Errorf("its metadata block sets no name")
+	}
+	return md.Body(), field, below, nil
+}
+
+// editObject edits the value at path inside an object constructor
+// expression: with path empty, toks is the value itself. set rewrites an
+// existing value; where the last key is missing and insert is not nil, the
+// item is added with insert as its value (intermediate objects too).
+func editObject(toks hclwrite.Tokens, path []string, set func(hclwrite.Tokens) (hclwrite.Tokens, error), insert hclwrite.Tokens) (hclwrite.Tokens, error) {
+	if len(path) == 0 {
+		return set(toks)
+	}
+	open := firstSignificant(toks)
+	if open < 0 || toks[open].Type != hclsyntax.TokenOBrace {
+		return nil, fmt.Errorf("%s is not an object written out in the configuration", path[0])
+	}
+	items, closeAt, err := objectItems(toks, open)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if it.key != path[0] {
+			continue
+		}
+		val, err := editObject(toks[it.valStart:it.valEnd], path[1:], set, insert)
+		if err != nil {
+			return nil, err
+		}
+		return splice(toks, it.valStart, it.valEnd, val), nil
+	}
+	if insert == nil {
+		return nil, fmt.Errorf("no %s in the object", path[0])
+	}
+	val := insert
+	for i := len(path) - 1; i > 0; i-- {
+		val = objectOf(path[i], val)
+	}
+	item := hclwrite.Tokens{{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")}}
+	item = append(item, keyTokens(path[0])...)
+	item = append(item, &hclwrite.Token{Type: hclsyntax.TokenEqual, Bytes: []byte("="), SpacesBefore: 1})
+	val[0].SpacesBefore = 1
+	item = append(item, val...)
+	if closeAt == open+1 || !isNewline(toks[closeAt-1]) {
+		item = append(item, &hclwrite.Token{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")})
+	}
+	return splice(toks, open+1, open+1, item), nil
+}
+
+// objectOf is the tokens of { key = val }.
+func objectOf(key string, val hclwrite.Tokens) hclwrite.Tokens {
+	out := hclwrite.Tokens{{Type: hclsyntax.TokenOBrace, Bytes: []byte("{")}, {Type: hclsyntax.TokenNewline, Bytes: []byte("\n")}}
+	out = append(out, keyTokens(key)...)
+	out = append(out, &hclwrite.Token{Type: hclsyntax.TokenEqual, Bytes: []byte("="), SpacesBefore: 1})
+	val[0].SpacesBefore = 1
+	out = append(out, val...)
+	return append(out, &hclwrite.Token{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")}, &hclwrite.Token{Type: hclsyntax.TokenCBrace, Bytes: []byte("}")})
+}
+
+// keyTokens writes an object key: bare when it is an identifier, quoted
+// otherwise ("app.kubernetes.io/name").
+func keyTokens(key string) hclwrite.Tokens {
+	if hclsyntax.ValidIdentifier(key) {
+		return hclwrite.Tokens{{Type: hclsyntax.TokenIdent, Bytes: []byte(key), SpacesBefore: 2}}
+	}
+	t := hclwrite.TokensForValue(cty.StringVal(key))
+	t[0].SpacesBefore = 2
+	return t
+}
+
+func isNewline(t *hclwrite.Token) bool { return t.Type == hclsyntax.TokenNewline }
+
+func splice(toks hclwrite.Tokens, from, to int, with hclwrite.Tokens) hclwrite.Tokens {
+	out := make(hclwrite.Tokens, 0, len(toks)-(to-from)+len(with))
+	out = append(out, toks[:from]...)
+	out = append(out, with...)
+	return append(out, toks[to:]...)
+}
+
+func firstSignificant(toks hclwrite.Tokens) int {
+	for i, t := range toks {
+		if t.Type != hclsyntax.TokenNewline && t.Type != hclsyntax.TokenComment {
+			return i
+		}
+	}
+	return -1
+}
+
+// item is one key = value of an object constructor, by token index.
+type item struct {
+	key              string
+	valStart, valEnd int
+}
+
+// objectItems lists the items of the object whose "{" is toks[open] and
+// returns the index of its "}".
+func objectItems(toks hclwrite.Tokens, open int) ([]item, int, error) {
+	var items []item
+	i := open + 1
+	for i < len(toks) {
+		t := toks[i]
+		switch t.Type {
+		case hclsyntax.TokenNewline, hclsyntax.TokenComma, hclsyntax.TokenComment:
+			i++
+			continue
+		case hclsyntax.TokenCBrace:
+			return items, i, nil
+		}
+		key, next, err := readKey(toks, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		if next >= len(toks) || (toks[next].Type != hclsyntax.TokenEqual && toks[next].Type != hclsyntax.TokenColon) {
+			return nil, 0, fmt.Errorf("object item %q has no = after its key", key)
+		}
+		start := next + 1
+		end := start
+		depth := 0
+	value:
+		for ; end < len(toks); end++ {
+			switch toks[end].Type {
+			case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp,
+				hclsyntax.TokenTemplateControl, hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc:
+				depth++
+			case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen, hclsyntax.TokenTemplateSeqEnd,
+				hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc:
+				if depth == 0 {
+					break value // the object's own closing brace
+				}
+				depth--
+			case hclsyntax.TokenNewline, hclsyntax.TokenComma:
+				if depth == 0 {
+					break value
+				}
+			}
+		}
+		items = append(items, item{key: key, valStart: start, valEnd: end})
+		i = end
+	}
+	return nil, 0, fmt.Errorf("unterminated object")
+}
+
+// readKey reads an object key (bare or quoted) at toks[i].
+func readKey(toks hclwrite.Tokens, i int) (string, int, error) {
+	t := toks[i]
+	if t.Type == hclsyntax.TokenIdent {
+		return string(t.Bytes), i + 1, nil
+	}
+	if t.Type == hclsyntax.TokenOQuote && i+2 < len(toks) && toks[i+1].Type == hclsyntax.TokenQuotedLit && toks[i+2].Type == hclsyntax.TokenCQuote {
+		return string(toks[i+1].Bytes), i + 3, nil
+	}
+	if t.Type == hclsyntax.TokenOQuote && i+1 < len(toks) && toks[i+1].Type == hclsyntax.TokenCQuote {
+		return "", i + 2, nil
+	}
+	return "", 0, fmt.Errorf("object key at %q is not a plain name or string", t.Bytes)
+}
+
+// appendSuffix makes an expression's string value end in suffix: a quoted
+// string gets it inside its quotes, anything else is wrapped in a template
+// "${expr}suffix".
+func appendSuffix(val hclwrite.Tokens, suffix string) hclwrite.Tokens {
+	first := firstSignificant(val)
+	last := len(val) - 1
+	for last > first && (val[last].Type == hclsyntax.TokenNewline || val[last].Type == hclsyntax.TokenComment) {
+		last--
+	}
+	lit := &hclwrite.Token{Type: hclsyntax.TokenQuotedLit, Bytes: []byte(suffix)}
+	if first >= 0 && val[first].Type == hclsyntax.TokenOQuote && val[last].Type == hclsyntax.TokenCQuote {
+		return splice(val, last, last, hclwrite.Tokens{lit})
+	}
+	inner := make(hclwrite.Tokens, 0, last-first+1)
+	for _, t := range val[first : last+1] {
+		c := *t
+		inner = append(inner, &c)
+	}
+	inner[0].SpacesBefore = 0
+	out := hclwrite.Tokens{{Type: hclsyntax.TokenOQuote, Bytes: []byte(`"`), SpacesBefore: val[first].SpacesBefore},
+		{Type: hclsyntax.TokenTemplateInterp, Bytes: []byte("${")}}
+	out = append(out, inner...)
+	out = append(out, &hclwrite.Token{Type: hclsyntax.TokenTemplateSeqEnd, Bytes: []byte("}")}, lit,
+		&hclwrite.Token{Type: hclsyntax.TokenCQuote, Bytes: []byte(`"`)})
+	return append(out, val[last+1:]...)
+}
+
+// Saved is the content of every root file at one moment, to put back
+// after a temporary change (a BREAK) wherever in the root it was made.
+type Saved map[string][]byte
+
+// Save reads every .tf file of the root, its local modules' and
+// gauntlet's own included (not .terraform's).
+func (r *Root) Save() (Saved, error) {
+	s := Saved{}
+	err := r.eachTF(func(p string) error {
+		b, err := os.ReadFile(p)
+		s[p] = b
+		return err
+	})
+	return s, err
+}
+
+// Put writes saved files back and removes .tf files made since.
+func (r *Root) Put(s Saved) error {
+	if err := r.eachTF(func(p string) error {
+		if _, ok := s[p]; !ok {
+			return os.Remove(p)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for p, b := range s {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Root) eachTF(f func(path string) error) error {
+	return filepath.WalkDir(r.Dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".terraform" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || filepath.Ext(p) != ".tf" {
+			return nil
+		}
+		return f(p)
+	})
+}

@@ -1,0 +1,176 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// NotApplicable is returned by a stage that cannot apply to this estate
+// (no derived plan fits its root): the stage is not_run with the reason,
+// never a pass.
+type NotApplicable struct{ Reason string }
+
+func (n *NotApplicable) Error() string { return n.Reason }
+
+// IsNotApplicable returns the reason a stage did not apply, if err says so.
+func IsNotApplicable(err error) (string, bool) {
+	var na *NotApplicable
+	if errors.As(err, &na) {
+		return na.Reason, true
+	}
+	return "", false
+}
+
+// plans returns the stage plans gauntlet derives from the root for the
+// sections estate.yaml leaves out, deriving them once, from the subject's
+// root and live objects, the first time a stage asks (before any stage
+// edits the root). Every choice, derived or written, is recorded for the
+// evidence page.
+func (r *Run) plans(ctx context.Context) (*derive.Plans, error) {
+	r.mu.Lock()
+	done := r.derived != nil
+	r.mu.Unlock()
+	if done {
+		return r.derived, nil
+	}
+	in := derive.Input{Dir: r.Subject.Root.Dir, Live: map[string]*unstructured.Unstructured{}}
+	for _, o := range r.Objects {
+		in.Objects = append(in.Objects, derive.Object{Address: o.Address, Type: o.Type, Ref: o.Ref})
+		u, err := r.Subject.Get(ctx, o.Ref)
+		if err != nil {
+			return nil, fmt.Errorf("derive stage plans: %w", err)
+		}
+		if u != nil {
+			in.Live[o.Address] = u
+		}
+	}
+	s := r.Spec
+	if s.Rename != nil {
+		in.Exclude = append(in.Exclude, s.Rename.From)
+	}
+	if s.Remove != nil {
+		in.Exclude = append(in.Exclude, s.Remove.Address)
+	}
+	if s.PlanApproval != nil {
+		in.Exclude = append(in.Exclude, s.PlanApproval.Address)
+	}
+	p, err := derive.Derive(in)
+	if err != nil {
+		return nil, err
+	}
+	var choices []result.Choice
+	add := func(stage string, written bool, fields ...string) {
+		c := result.Choice{Stage: stage, Source: "derived", Why: p.Why[stage]}
+		if written {
+			c.Source, c.Why = "estate.yaml", "written in estate.yaml"
+		}
+		for i := 0; i+1 < len(fields); i += 2 {
+			if fields[i+1] != "" {
+				c.Fields = append(c.Fields, result.Field{Name: fields[i], Value: fields[i+1]})
+			}
+		}
+		choices = append(choices, c)
+	}
+	drift, rename, remove, approval := s.Drift, s.Rename, s.Remove, s.PlanApproval
+	if drift == nil {
+		drift = p.Drift
+	}
+	if rename == nil {
+		rename = p.Rename
+	}
+	if remove == nil {
+		remove = p.Remove
+	}
+	if approval == nil {
+		approval = p.PlanApproval
+	}
+	if drift != nil {
+		add("drift_reconverge", s.Drift != nil, "address", drift.Address, "object", drift.Object.String(), "field", drift.Field,
+			"want", drift.Want, "patch", drift.Patch, "break object", drift.Break.Object.String(), "break patch", drift.Break.Patch)
+	} else {
+		add("drift_reconverge", false)
+	}
+	if rename != nil {
+		add("day2_rename", s.Rename != nil, "from", rename.From, "to", rename.To)
+	} else {
+		add("day2_rename", false)
+	}
+	if remove != nil {
+		add("day2_remove", s.Remove != nil, "address", remove.Address, "object", remove.Object.String(), "neighbour", remove.Neighbour.String())
+	} else {
+		add("day2_remove", false)
+	}
+	if approval != nil {
+		add("plan_approval", s.PlanApproval != nil, "address", approval.Address, "object", approval.Object.String(),
+			"move object", approval.Move.Object.String(), "move patch", approval.Move.Patch)
+	} else {
+		add("plan_approval", false)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.derived, r.Choices = p, choices
+	return p, nil
+}
+
+// driftPlan is estate.yaml's drift section, else the derived one.
+func (r *Run) driftPlan(ctx context.Context) (*estate.Drift, error) {
+	p, err := r.plans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Spec.Drift != nil {
+		return r.Spec.Drift, nil
+	}
+	if p.Drift == nil {
+		return nil, &NotApplicable{Reason: p.Why["drift_reconverge"]}
+	}
+	return p.Drift, nil
+}
+
+func (r *Run) renamePlan(ctx context.Context) (*estate.Rename, error) {
+	p, err := r.plans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Spec.Rename != nil {
+		return r.Spec.Rename, nil
+	}
+	if p.Rename == nil {
+		return nil, &NotApplicable{Reason: p.Why["day2_rename"]}
+	}
+	return p.Rename, nil
+}
+
+func (r *Run) removePlan(ctx context.Context) (*estate.Remove, error) {
+	p, err := r.plans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Spec.Remove != nil {
+		return r.Spec.Remove, nil
+	}
+	if p.Remove == nil {
+		return nil, &NotApplicable{Reason: p.Why["day2_remove"]}
+	}
+	return p.Remove, nil
+}
+
+func (r *Run) approvalPlan(ctx context.Context) (*estate.PlanApproval, error) {
+	p, err := r.plans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Spec.PlanApproval != nil {
+		return r.Spec.PlanApproval, nil
+	}
+	if p.PlanApproval == nil {
+		return nil, &NotApplicable{Reason: p.Why["plan_approval"]}
+	}
+	return p.PlanApproval, nil
+}
