@@ -22,9 +22,9 @@ type preflight struct {
 	// subjectTool and oracleTool are the pins the two engines came from
 	// (subjectTool is empty for an engine given by path).
 	subjectTool, oracleTool string
-	subject    *engine.Engine
-	oracle     *engine.Engine
-	sourceFile string
+	subject                 *engine.Engine
+	oracle                  *engine.Engine
+	sourceFile              string
 }
 
 func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, error) {
