@@ -64,7 +64,7 @@ func runRun(ctx context.Context, args []string) error {
 	// is refused here, not after a minute of running.
 	var rc *recording
 	if *rec {
-		if rc, err = prepareRecord(ctx, name, *substrate, selected); err != nil {
+		if rc, err = prepareRecord(ctx, name, *substrate, selected, *enginePath, *oracle); err != nil {
 			return err
 		}
 	}
