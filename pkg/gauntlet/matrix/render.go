@@ -222,7 +222,7 @@ func Markdown(w io.Writer, m *Matrix) error {
 		}
 		s := col.Run.Subject
 		fmt.Fprintf(&b, "| %s | %s sha256 %s | %s | %s | [%s](%s/%s) |\n", col.Engine, cellEscape(s.Display), shortSHA(s.SHA256),
-			cellEscape(evidence.Headline(col.Run)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
+			cellEscape(firstLine(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
 	}
 	fmt.Fprintf(&b, "\nWall time %s for %d runs (their own times add up to %s).\n", m.Duration.Round(time.Second), c.Runs, c.SumOfRuns.Round(time.Second))
 	if m.Reproduce != "" {
