@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/matrix"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
@@ -27,6 +30,7 @@ func runMatrix(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "directory for matrix.md, matrix.json, junit.xml and one evidence folder per engine (default out/matrix/<estate>)")
 	estates := fs.String("estates", "estates", "directory holding the estates")
 	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
+	reuse := fs.Bool("reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
 	}
@@ -68,14 +72,45 @@ func runMatrix(ctx context.Context, args []string) error {
 	}
 	// Every engine is built (one at a time) before the first run starts,
 	// so no run waits on a build and a build failure costs no run.
+	shas := map[string]string{}
 	for _, e := range refs {
-		if _, err := toolchain.Resolve(ctx, tf.options(l, toolchain.WithTools(e.Tool))...); err != nil {
+		tc, err := toolchain.Resolve(ctx, tf.options(l, toolchain.WithTools(e.Tool))...)
+		if err != nil {
 			return fmt.Errorf("engine %s: %w", e, err)
+		}
+		b, _ := tc.Binary(e.Tool)
+		shas[e.Tool] = b.SHA256
+	}
+	_, orc, _ := matrix.Resolve(pins, specs, *oracle)
+	commit := gitCommit(ctx)
+	var reuseRun func(string) *result.Run
+	if *reuse {
+		reuseRun = func(tool string) *result.Run {
+			raw, err := os.ReadFile(filepath.Join(*out, tool, evidence.JSONFile))
+			if err != nil {
+				return nil
+			}
+			var r result.Run
+			if err := json.Unmarshal(raw, &r); err != nil {
+				l.Warnf("matrix: %s: earlier run.json unreadable: %v", tool, err)
+				return nil
+			}
+			var ref toolchain.EngineRef
+			for _, e := range refs {
+				if e.Tool == tool {
+					ref = e
+				}
+			}
+			if err := matrix.Reusable(&r, spec.Name, commit, *substrate, ref, orc, shas[tool], selected); err != nil {
+				l.Infof("matrix: %s runs again: %v", ref, err)
+				return nil
+			}
+			return &r
 		}
 	}
 	start := time.Now()
 	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: *oracle, Substrate: *substrate, CacheDir: tf.cache,
-		Offline: tf.offline, Stages: selected, Commit: gitCommit(ctx), Logger: l,
+		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun,
 		Reproduce: "go run ./tools/gauntlet matrix " + strings.Join(args, " ")})
 	if err != nil {
 		return err

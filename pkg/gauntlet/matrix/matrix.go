@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
@@ -48,6 +49,9 @@ type Column struct {
 	// Run is its gauntlet run; nil when the run could not happen (Error).
 	Run   *result.Run `json:"-"`
 	Error string      `json:"error,omitempty"`
+	// Reused: Run is an earlier run of the same commit, binaries and
+	// stages (matrix --reuse), not run again.
+	Reused bool `json:"reused,omitempty"`
 }
 
 // Options configure Run.
@@ -65,6 +69,42 @@ type Options struct {
 	Commit    string
 	Reproduce string
 	Logger    log.Logger
+	// Reuse, when set, offers an earlier run of an engine (by pin name);
+	// it is taken instead of running again only when Reusable says so.
+	Reuse func(tool string) *result.Run
+}
+
+// Reusable says why an earlier run can stand for a new one, or returns an
+// error: it must be of this gauntlet commit (clean), this estate and
+// substrate, the same subject binary (sha256 and pin) and oracle pin,
+// not cancelled or sabotaged, and of the same stage selection.
+func Reusable(r *result.Run, estateName, commit, substrate string, subject, oracle toolchain.EngineRef, subjectSHA string, stages []string) error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("no earlier run")
+	case commit == "" || strings.HasSuffix(commit, "-dirty") || r.Commit != commit:
+		return fmt.Errorf("earlier run at %q, now %q (a dirty tree reuses nothing)", r.Commit, commit)
+	case r.Estate.Name != estateName:
+		return fmt.Errorf("earlier run of %s", r.Estate.Name)
+	case !strings.HasPrefix(r.Substrate, substrate):
+		return fmt.Errorf("earlier run on %s", r.Substrate)
+	case r.Subject.Name != subject.Engine || r.Subject.Pinned != subject.Version || r.Subject.SHA256 != subjectSHA:
+		return fmt.Errorf("earlier subject %s %s (sha256 %s)", r.Subject.Name, r.Subject.Pinned, r.Subject.SHA256)
+	case r.Oracle.Name != oracle.Engine || r.Oracle.Pinned != oracle.Version:
+		return fmt.Errorf("earlier oracle %s %s", r.Oracle.Name, r.Oracle.Pinned)
+	case r.Cancelled != nil || r.Sabotaged:
+		return fmt.Errorf("earlier run cancelled or sabotaged")
+	}
+	if len(stages) == 0 {
+		for _, st := range r.Stages {
+			if st.Reason == "not selected for this run" {
+				return fmt.Errorf("earlier run selected stages")
+			}
+		}
+	} else if !strings.Contains(r.Reproduce, "--stages "+strings.Join(stages, ",")) {
+		return fmt.Errorf("earlier run selected other stages")
+	}
+	return nil
 }
 
 // Resolve checks the engine list against the pins before anything runs:
@@ -131,6 +171,15 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 			m.Columns = append(m.Columns, col)
 			continue
 		}
+		if o.Reuse != nil {
+			if prev := o.Reuse(e.Tool); prev != nil {
+				col.Run, col.Reused = prev, true
+				m.Estate = prev.Estate
+				m.Columns = append(m.Columns, col)
+				o.Logger.Infof("matrix %d/%d: %s: the earlier run stands (same commit, binaries and stages)", i+1, len(engines), e)
+				continue
+			}
+		}
 		o.Logger.Infof("matrix %d/%d: %s against %s", i+1, len(engines), e, orc)
 		opts := []gauntlet.Option{
 			gauntlet.WithEnginePin(e.String()), gauntlet.WithOraclePin(orc.String()),
@@ -142,7 +191,9 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 			opts = append(opts, gauntlet.WithCacheDir(o.CacheDir))
 		}
 		if len(o.Stages) > 0 {
-			opts = append(opts, gauntlet.WithStages(o.Stages...))
+			opts = append(opts, gauntlet.WithStages(o.Stages...),
+				gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s --stages %s",
+					spec.Name, e, orc, o.Substrate, strings.Join(o.Stages, ","))))
 		}
 		res, err := gauntlet.Run(ctx, spec, opts...)
 		if err != nil {

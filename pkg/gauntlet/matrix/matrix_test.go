@@ -154,3 +154,33 @@ func TestResolveOrdersByVersion(t *testing.T) {
 		t.Errorf("terraform 1.14: %v", err)
 	}
 }
+
+func TestReusable(t *testing.T) {
+	subj := toolchain.EngineRef{Tool: "tofu-1.9.4", Engine: "tofu", Version: "1.9.4"}
+	orc := toolchain.EngineRef{Tool: "terraform", Engine: "terraform", Version: "1.11.4"}
+	good := func() *result.Run {
+		return &result.Run{Estate: result.Estate{Name: "e1"}, Commit: "c1", Substrate: "local control plane v1.37.2",
+			Subject: result.Engine{Name: "tofu", Pinned: "1.9.4", SHA256: "s1"}, Oracle: result.Engine{Name: "terraform", Pinned: "1.11.4"},
+			Stages: []result.Stage{{ID: "cold_deploy", Verdict: result.Pass}}}
+	}
+	if err := Reusable(good(), "e1", "c1", "local", subj, orc, "s1", nil); err != nil {
+		t.Errorf("the same commit, binary and oracle: %v", err)
+	}
+	for name, mod := range map[string]func(r *result.Run) (commit, sha string){
+		"dirty tree":   func(r *result.Run) (string, string) { r.Commit = "c1-dirty"; return "c1-dirty", "s1" },
+		"other commit": func(r *result.Run) (string, string) { return "c2", "s1" },
+		"other binary": func(r *result.Run) (string, string) { return "c1", "s2" },
+		"other oracle": func(r *result.Run) (string, string) { r.Oracle.Pinned = "1.9.5"; return "c1", "s1" },
+		"cancelled":    func(r *result.Run) (string, string) { r.Cancelled = &result.Cancellation{}; return "c1", "s1" },
+		"stages selected": func(r *result.Run) (string, string) {
+			r.Stages[0].Reason = "not selected for this run"
+			return "c1", "s1"
+		},
+	} {
+		r := good()
+		commit, sha := mod(r)
+		if err := Reusable(r, "e1", commit, "local", subj, orc, sha, nil); err == nil {
+			t.Errorf("%s: reused", name)
+		}
+	}
+}

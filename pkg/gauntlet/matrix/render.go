@@ -117,7 +117,7 @@ func JSON(w io.Writer, m *Matrix) error {
 func cost(m *Matrix) jsonCost {
 	c := jsonCost{Total: m.Duration}
 	for _, col := range m.Columns {
-		if col.Run != nil {
+		if col.Run != nil && !col.Reused {
 			c.SumOfRuns += col.Run.Duration
 			c.Runs++
 		}
@@ -221,10 +221,14 @@ func Markdown(w io.Writer, m *Matrix) error {
 			continue
 		}
 		s := col.Run.Subject
-		fmt.Fprintf(&b, "| %s | %s sha256 %s | %s | %s | [%s](%s/%s) |\n", col.Engine, cellEscape(s.Display), shortSHA(s.SHA256),
+		reused := ""
+		if col.Reused {
+			reused = " (earlier run, reused)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %s sha256 %s | %s | %s | [%s](%s/%s) |\n", col.Engine, reused, cellEscape(s.Display), shortSHA(s.SHA256),
 			cellEscape(firstLine(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
 	}
-	fmt.Fprintf(&b, "\nWall time %s for %d runs (their own times add up to %s).\n", m.Duration.Round(time.Second), c.Runs, c.SumOfRuns.Round(time.Second))
+	fmt.Fprintf(&b, "\nWall time %s for %d runs made now (their own times add up to %s).\n", m.Duration.Round(time.Second), c.Runs, c.SumOfRuns.Round(time.Second))
 	if m.Reproduce != "" {
 		fmt.Fprintf(&b, "\nReproduce: `%s`\n", m.Reproduce)
 	}
