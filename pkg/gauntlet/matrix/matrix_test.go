@@ -88,6 +88,9 @@ func TestParityExplainsEveryCell(t *testing.T) {
 			t.Errorf("a change across engines is not a version change: %+v", ch)
 		}
 	}
+	if len(tb.Figures) != 0 {
+		t.Errorf("figures %+v: the sample's subjects report none", tb.Figures)
+	}
 	// The oracle made 5 calls in terraform 1.5.7's run of cold_deploy and
 	// 4 in the others: drift, named per engine.
 	if len(tb.OracleDrift) != 1 || tb.OracleDrift[0].Stage != "cold_deploy" || !strings.Contains(tb.OracleDrift[0].ByEngine["terraform@1.5.7"], "engine_calls=5") {
@@ -182,5 +185,19 @@ func TestReusable(t *testing.T) {
 		if err := Reusable(r, "e1", commit, "local", subj, orc, sha, nil); err == nil {
 			t.Errorf("%s: reused", name)
 		}
+	}
+}
+
+func TestFigureChangesBetweenVersions(t *testing.T) {
+	a := stageOf("cold_deploy", result.Pass, 4)
+	b := stageOf("cold_deploy", result.Pass, 4)
+	a.Figures["subject.planned_changes"], b.Figures["subject.planned_changes"] = 9, 10
+	m := &Matrix{Columns: []Column{
+		{Engine: "tofu@1.8.11", Run: runOf("tofu", "1.8.11", time.Minute, a)},
+		{Engine: "tofu@1.9.4", Run: runOf("tofu", "1.9.4", time.Minute, b)},
+	}}
+	f := Parity(m).Figures
+	if len(f) != 1 || f[0].Stage != "cold_deploy" || f[0].What != "planned_changes 9 -> 10" {
+		t.Errorf("figure changes %+v", f)
 	}
 }

@@ -18,6 +18,11 @@ type Table struct {
 	// the same engine: each is a behaviour change of the engine or a
 	// defect of the gauntlet, and must be explained as one or the other.
 	Changes []Change `json:"changes,omitempty"`
+	// Figures are the subject's exact figures (engine calls, plans,
+	// planned changes) that differ between consecutive versions of one
+	// engine in a stage both passed: behaviour that moved without
+	// changing a verdict.
+	Figures []Change `json:"figures,omitempty"`
 	// OracleDrift lists stages whose oracle side did not observe the
 	// same thing in every run that passed it: a gauntlet defect.
 	OracleDrift []Drift `json:"oracle_drift,omitempty"`
@@ -89,8 +94,45 @@ func Parity(m *Matrix) Table {
 		t.Rows = append(t.Rows, row)
 	}
 	t.Changes = changes(t)
+	t.Figures = figureChanges(m)
 	t.OracleDrift = drift(m)
 	return t
+}
+
+// subjectFigures repeat exactly run after run (soak checks it).
+var subjectFigures = []string{"subject.engine_calls", "subject.plans", "subject.planned_changes"}
+
+func figureChanges(m *Matrix) []Change {
+	var out []Change
+	for _, id := range stageOrder(m) {
+		prev := map[string]struct {
+			engine string
+			st     result.Stage
+		}{}
+		for _, c := range m.Columns {
+			st, ok := findStage(c.Run, id)
+			if !ok || st.Verdict != result.Pass {
+				continue
+			}
+			name, _, _ := strings.Cut(c.Engine, "@")
+			if p, ok := prev[name]; ok {
+				var diffs []string
+				for _, f := range subjectFigures {
+					if a, b := p.st.Figures[f], st.Figures[f]; a != b {
+						diffs = append(diffs, fmt.Sprintf("%s %d -> %d", strings.TrimPrefix(f, "subject."), a, b))
+					}
+				}
+				if len(diffs) > 0 {
+					out = append(out, Change{Stage: id, From: p.engine, To: c.Engine, What: strings.Join(diffs, ", ")})
+				}
+			}
+			prev[name] = struct {
+				engine string
+				st     result.Stage
+			}{c.Engine, st}
+		}
+	}
+	return out
 }
 
 func stageOrder(m *Matrix) []string {

@@ -196,6 +196,13 @@ func Markdown(w io.Writer, m *Matrix) error {
 		fmt.Fprintf(&b, "- **%s**, %s -> %s: %s\n", c.Stage, c.From, c.To, prose(c.What))
 	}
 
+	if len(t.Figures) > 0 {
+		b.WriteString("\nSame verdict, different figures (the subject's engine calls, plans and planned changes in a stage both versions passed):\n\n")
+		for _, c := range t.Figures {
+			fmt.Fprintf(&b, "- **%s**, %s -> %s: %s\n", c.Stage, c.From, c.To, c.What)
+		}
+	}
+
 	b.WriteString("\n## The oracle across runs\n\n")
 	fmt.Fprintf(&b, "The oracle's side of every stage ran once per engine (%d runs). ", len(m.Columns))
 	if len(t.OracleDrift) == 0 {
