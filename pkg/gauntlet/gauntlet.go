@@ -23,6 +23,8 @@ type options struct {
 	substrate   string
 	kubeconfigs [2]string
 	enginePath  string
+	subjectTool string
+	oracleTool  string
 	cacheDir    string
 	workDir     string
 	stateDir    string
@@ -49,6 +51,19 @@ func WithKubeconfigs(subject, oracle string) Option {
 // WithEngine runs the engine at path as the subject. Default: the pinned
 // OpenTofu from the toolchain.
 func WithEngine(path string) Option { return optionFunc(func(o *options) { o.enginePath = path }) }
+
+// WithEnginePin runs a pinned engine as the subject: a spec such as
+// "tofu@1.9.4" or "terraform@1.5.7" (see toolchain.Pins.Engine), built on
+// demand. Default: the pinned OpenTofu.
+func WithEnginePin(spec string) Option {
+	return optionFunc(func(o *options) { o.subjectTool = spec })
+}
+
+// WithOraclePin makes a pinned engine the oracle ("tofu@1.12.6").
+// Default: the pinned terraform.
+func WithOraclePin(spec string) Option {
+	return optionFunc(func(o *options) { o.oracleTool = spec })
+}
 
 // WithCacheDir sets the toolchain and corpus cache. Default: the
 // toolchain's default (GAUNTLET_CACHE or the user cache dir).

@@ -18,9 +18,12 @@ import (
 // an unknown stage, a missing or altered corpus file or an engine that is
 // not there must cost seconds, not a cluster start.
 type preflight struct {
-	tc      *toolchain.Toolchain
-	subject *engine.Engine
-	oracle  *engine.Engine
+	tc *toolchain.Toolchain
+	// subjectTool and oracleTool are the pins the two engines came from
+	// (subjectTool is empty for an engine given by path).
+	subjectTool, oracleTool string
+	subject                 *engine.Engine
+	oracle                  *engine.Engine
 	// fetched are each root's verified corpus files, by root name.
 	fetched map[string][]estate.Fetched
 }
@@ -74,12 +77,35 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 		}
 		p.fetched[rs.Name] = f
 	}
-	tools := []string{"terraform", "terraform-provider-kubernetes", "terraform-provider-random"}
+	pins, err := toolchain.DefaultPins()
+	if err != nil {
+		return nil, err
+	}
+	p.oracleTool = "terraform"
+	if o.oracleTool != "" {
+		e, err := pins.Engine(o.oracleTool)
+		if err != nil {
+			return nil, fmt.Errorf("oracle: %w", err)
+		}
+		p.oracleTool = e.Tool
+	}
+	if o.enginePath == "" {
+		p.subjectTool = "tofu"
+		if o.subjectTool != "" {
+			e, err := pins.Engine(o.subjectTool)
+			if err != nil {
+				return nil, fmt.Errorf("engine: %w", err)
+			}
+			p.subjectTool = e.Tool
+		}
+	}
+	topts = append(topts, toolchain.WithPins(pins))
+	tools := []string{p.oracleTool, "terraform-provider-kubernetes", "terraform-provider-random"}
 	if o.substrate == "local" {
 		tools = append(tools, local.Tools()...)
 	}
-	if o.enginePath == "" {
-		tools = append(tools, "tofu")
+	if p.subjectTool != "" && p.subjectTool != p.oracleTool {
+		tools = append(tools, p.subjectTool)
 	}
 	tc, err := toolchain.Resolve(ctx, append(topts, toolchain.WithTools(tools...))...)
 	if err != nil {
@@ -88,12 +114,12 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 	p.tc = tc
 	enginePath := o.enginePath
 	if enginePath == "" {
-		enginePath = tc.Path("tofu")
+		enginePath = tc.Path(p.subjectTool)
 	}
 	if p.subject, err = engine.New(ctx, enginePath, tc.CLIConfig); err != nil {
 		return nil, err
 	}
-	if p.oracle, err = engine.New(ctx, tc.Path("terraform"), tc.CLIConfig); err != nil {
+	if p.oracle, err = engine.New(ctx, tc.Path(p.oracleTool), tc.CLIConfig); err != nil {
 		return nil, err
 	}
 	return p, nil

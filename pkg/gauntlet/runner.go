@@ -127,8 +127,8 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 
 	res = &result.Run{
 		Estate:    estateResult(spec),
-		Subject:   engineResult(pre.subject, pre.tc, "tofu", o.enginePath != ""),
-		Oracle:    engineResult(pre.oracle, pre.tc, "terraform", false),
+		Subject:   engineResult(pre.subject, pre.tc, pre.subjectTool, o.enginePath != ""),
+		Oracle:    engineResult(pre.oracle, pre.tc, pre.oracleTool, false),
 		Commit:    o.commit,
 		StartedAt: start.UTC(),
 		Reproduce: o.reproduce,
@@ -446,7 +446,7 @@ func notRunReason(st stage.Stage, r *stage.Run, verdicts map[string]result.Verdi
 	prof := r.Subject.Engine.Engine.Profile
 	for _, c := range st.Needs() {
 		if !prof.Has(c) {
-			return fmt.Sprintf("engine %s %s has no %s", prof.Name, prof.Version, c)
+			return prof.Needs(c)
 		}
 	}
 	if cancelled {

@@ -3,9 +3,15 @@ package gauntlet
 import (
 	"context"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
 
 func TestCancellationNamesWhatStoppedTheRun(t *testing.T) {
@@ -46,4 +52,25 @@ func TestCancellationNamesWhatStoppedTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMissingCapabilityIsNotRunWithItsRelease: a stage the engine cannot
+// do is not_run, naming the capability, the release that brought it and
+// the engine's own version - never a fail, never a pass.
+func TestMissingCapabilityIsNotRunWithItsRelease(t *testing.T) {
+	old := engine.Profile{Name: "terraform", Version: "1.4.6", Capabilities: engine.StockCapabilities("terraform", "1.4.6")}
+	r := &stage.Run{Spec: &estate.Spec{}, Subject: &stage.Side{Engine: &engine.Workspace{Engine: &engine.Engine{Profile: old}}}}
+	for _, st := range stage.All() {
+		if st.ID() != "test_plan" {
+			continue
+		}
+		got := notRunReason(st, r, map[string]result.Verdict{"migrate": result.Pass}, &options{}, false)
+		for _, want := range []string{"needs import blocks", "since terraform 1.5.0", "this is terraform 1.4.6"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("test_plan on terraform 1.4.6: %q, want it to contain %q", got, want)
+			}
+		}
+		return
+	}
+	t.Fatal("no test_plan stage")
 }

@@ -334,13 +334,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 func slug(s string) string {
 	s = strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(s, "-"))
 	return strings.Trim(s, "-")

@@ -2,6 +2,7 @@
 // servers and says how the engine under test compares with the oracle.
 //
 //	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR]
+//	gauntlet matrix <estate> --engines tofu@1.9.4,terraform@1.5.7,... [--oracle terraform@1.11.4|tofu@1.12.6]
 //	gauntlet mutants <estate> [--mutants a,b] [--all-stages]
 //	gauntlet status [--requirements ID,... | --require-all | --hygiene] [--json] [--md FILE]
 //	gauntlet list
@@ -36,6 +37,7 @@ func commands() []command {
 	return []command{
 		{"run", "run an estate's gauntlet and write its evidence", runRun},
 		{"list", "list the estates", runList},
+		{"matrix", "run an estate with many pinned engines against one oracle and write the parity table", runMatrix},
 		{"mutants", "run the gauntlet with each mutant engine as the subject and write the kill matrix", runMutants},
 		{"soak", "run an estate n times and report any stage whose verdicts or figures differ", runSoak},
 		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},

@@ -32,7 +32,8 @@ func runRun(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var tf toolchainFlags
 	tf.register(fs)
-	enginePath := fs.String("engine", "", "engine under test (default: the pinned OpenTofu)")
+	enginePath := fs.String("engine", "", "engine under test: a path, or a pinned engine such as tofu@1.9.4 (built on demand; default: the pinned OpenTofu)")
+	oracle := fs.String("oracle", "", "the oracle: a pinned engine, terraform@1.11.4 (default) or tofu@1.12.6")
 	substrate := fs.String("substrate", "local", "local, kind or kubeconfig")
 	subjectKC := fs.String("subject-kubeconfig", "", "with --substrate kubeconfig: the subject's cluster")
 	oracleKC := fs.String("oracle-kubeconfig", "", "with --substrate kubeconfig: the oracle's cluster")
@@ -63,7 +64,7 @@ func runRun(ctx context.Context, args []string) error {
 	// is refused here, not after a minute of running.
 	var rc *recording
 	if *rec {
-		if rc, err = prepareRecord(ctx, name, *substrate, selected); err != nil {
+		if rc, err = prepareRecord(ctx, name, *substrate, selected, *enginePath, *oracle); err != nil {
 			return err
 		}
 	}
@@ -78,8 +79,14 @@ func runRun(ctx context.Context, args []string) error {
 	if *substrate == "kubeconfig" {
 		opts = append(opts, gauntlet.WithKubeconfigs(*subjectKC, *oracleKC))
 	}
-	if *enginePath != "" {
+	switch {
+	case isEngineSpec(*enginePath):
+		opts = append(opts, gauntlet.WithEnginePin(*enginePath))
+	case *enginePath != "":
 		opts = append(opts, gauntlet.WithEngine(*enginePath))
+	}
+	if *oracle != "" {
+		opts = append(opts, gauntlet.WithOraclePin(*oracle))
 	}
 	if tf.cache != "" {
 		opts = append(opts, gauntlet.WithCacheDir(tf.cache))
@@ -117,6 +124,12 @@ func runRun(ctx context.Context, args []string) error {
 		return runExit(res.ExitCode)
 	}
 	return nil
+}
+
+// isEngineSpec tells a pinned engine ("tofu@1.9.4") from a path: it has
+// an @ and no slash.
+func isEngineSpec(v string) bool {
+	return strings.Contains(v, "@") && !strings.Contains(v, "/")
 }
 
 // reorder lets the estate name come before the flags.

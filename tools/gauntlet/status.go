@@ -15,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
 const (
@@ -33,7 +34,7 @@ type recording struct {
 
 // prepareRecord refuses a dirty tree (naming the files) and computes the
 // run's inputs, before anything starts.
-func prepareRecord(ctx context.Context, estateName, substrate string, stages []string) (*recording, error) {
+func prepareRecord(ctx context.Context, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
 	g := conformance.Git{Dir: "."}
 	dirty, err := g.Dirty(ctx)
 	if err != nil {
@@ -51,11 +52,52 @@ func prepareRecord(ctx context.Context, estateName, substrate string, stages []s
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	in, err := tree.Inputs(estateName, substrate, stages)
+	clis, err := recordCLIs(tree, engineSpec, oracleSpec)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	in, err := tree.Inputs(estateName, substrate, stages, clis...)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	return &recording{git: g, head: head, inputs: in}, nil
+}
+
+// recordCLIs are the pin keys of a run's two engines when either is not
+// today's pinned pair (a pinned engine named by spec, e.g. tofu@1.9.4, or
+// another oracle); nil for today's pair or an engine given by path (which
+// is unpinned and keyed by its sha256 alone).
+func recordCLIs(tree *conformance.Tree, engineSpec, oracleSpec string) ([]string, error) {
+	if engineSpec != "" && !isEngineSpec(engineSpec) {
+		return nil, nil // by path: unpinned, keyed by its sha256 alone
+	}
+	if engineSpec == "" && oracleSpec == "" {
+		return nil, nil
+	}
+	pins, err := toolchain.DefaultPins()
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, spec := range []string{orDefault(engineSpec, "tofu"), orDefault(oracleSpec, "terraform")} {
+		e, err := pins.Engine(spec)
+		if err != nil {
+			return nil, err
+		}
+		k := tree.CLIKey(e.Engine, e.Version)
+		if k == "" {
+			return nil, fmt.Errorf("engine %s has no pin in the tree", e)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // record keeps the run's evidence in a new run folder and appends the

@@ -44,11 +44,11 @@ func TestRecordRefusesDirtyTree(t *testing.T) {
 	git("commit", "-qm", "start")
 	t.Chdir(dir)
 	write("out/evidence.md", "ignored output does not count\n")
-	if rc, err := prepareRecord(context.Background(), "e1", "local", nil); err != nil || rc.inputs.Code["tools/gauntlet/main.go"] == "" {
+	if rc, err := prepareRecord(context.Background(), "e1", "local", nil, "", ""); err != nil || rc.inputs.Code["tools/gauntlet/main.go"] == "" {
 		t.Fatalf("a clean tree: %v", err)
 	}
 	write("tools/gauntlet/extra.go", "package main\n")
-	_, err := prepareRecord(context.Background(), "e1", "local", nil)
+	_, err := prepareRecord(context.Background(), "e1", "local", nil, "", "")
 	if err == nil || !strings.Contains(err.Error(), "tools/gauntlet/extra.go") {
 		t.Fatalf("an untracked .go file: %v", err)
 	}

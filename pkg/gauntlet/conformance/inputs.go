@@ -122,7 +122,12 @@ type Tree struct {
 	code map[string]string
 	pins map[string]json.RawMessage
 	raw  pinsFile
+	// clis maps the pin key of every engine ("cli:tofu",
+	// "engines:tofu-1.9.4") to the engine and version it builds.
+	clis map[string]cliPin
 }
+
+type cliPin struct{ engine, version string }
 
 type pinsFile struct {
 	Go            json.RawMessage   `json:"go"`
@@ -149,7 +154,11 @@ func NewTree(ctx context.Context, dir string) (*Tree, error) {
 }
 
 // Inputs are what a run of estate on substrate would run from this tree.
-func (t *Tree) Inputs(estate, substrate string, stages []string) (*Inputs, error) {
+// clis are the pin keys of the two engines it ran (see CLIKey); none means
+// today's pair, the pinned tofu and terraform ("cli:tofu", "cli:terraform"),
+// so a run of another engine version is stale when its own pin changes and
+// not when the default one does.
+func (t *Tree) Inputs(estate, substrate string, stages []string, clis ...string) (*Inputs, error) {
 	in := &Inputs{Schema: InputsSchema, Estate: estate, Substrate: substrate, Stages: stages, Code: t.code, Pins: map[string]string{}}
 	edir := filepath.Join(t.Dir, "estates", estate)
 	files, err := hashTree(t.Dir, edir)
@@ -161,7 +170,17 @@ func (t *Tree) Inputs(estate, substrate string, stages []string) (*Inputs, error
 		in.Corpus = corpusSHA(raw)
 	}
 	for _, name := range t.pinsFor(substrate) {
+		if len(clis) > 0 && strings.HasPrefix(name, "cli:") {
+			continue
+		}
 		in.Pins[name] = hashBytes(t.pins[name])
+	}
+	for _, name := range clis {
+		raw, ok := t.pins[name]
+		if !ok {
+			return nil, fmt.Errorf("no engine pin %q in third_party/pins.json", name)
+		}
+		in.Pins[name] = hashBytes(raw)
 	}
 	return in, nil
 }
@@ -224,8 +243,8 @@ func (t *Tree) readPins() error {
 	}
 	for _, tool := range t.raw.Tools {
 		var tp struct {
-			Name, Role, Group string
-			Wrapper           *struct{ Dir string }
+			Name, Role, Group, Engine, Version string
+			Wrapper                            *struct{ Dir string }
 		}
 		if err := json.Unmarshal(tool, &tp); err != nil {
 			return fmt.Errorf("%s: tool: %w", path, err)
@@ -253,8 +272,35 @@ func (t *Tree) readPins() error {
 			key = "local:" + tp.Name
 		}
 		t.pins[key] = entry
+		if tp.Role != "" || tp.Engine != "" {
+			if t.clis == nil {
+				t.clis = map[string]cliPin{}
+			}
+			t.clis[key] = cliPin{engine: orElse(tp.Engine, tp.Name), version: tp.Version}
+		}
 	}
 	return nil
+}
+
+// CLIKey names the pin an engine identity was resolved from - "cli:tofu"
+// for today's two CLIs, "engines:tofu-1.9.4" for the other versions - or
+// "" when no pin of that engine builds that version (an engine given by
+// path). A pin of today's pair wins over an extra pin of the same version.
+func (t *Tree) CLIKey(engine, version string) string {
+	best := ""
+	for key, c := range t.clis {
+		if c.engine == engine && c.version == version && (best == "" || strings.HasPrefix(key, "cli:")) {
+			best = key
+		}
+	}
+	return best
+}
+
+func orElse(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // PinnedCLI is the pinned version of a CLI ("tofu") and, when its build is

@@ -107,6 +107,8 @@ type run struct {
 	stages            []result.Stage
 	selected          []string
 	cancelled         bool
+	// clis are the engine pin keys the run used (none: today's pair).
+	clis []string
 }
 
 func pinnedTofu() result.Engine {
@@ -139,7 +141,7 @@ func (r *repo) record(rn run) (string, error) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	in, err := tree.Inputs(rn.estate, rn.substrate, rn.selected)
+	in, err := tree.Inputs(rn.estate, rn.substrate, rn.selected, rn.clis...)
 	if err != nil {
 		r.t.Fatal(err)
 	}

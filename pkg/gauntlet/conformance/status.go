@@ -96,7 +96,11 @@ func (p PinnedCLI) String() string { return p.Name + " " + p.Version + " (pinned
 
 // Current answers what a run would run from the tree now.
 type Current interface {
-	Inputs(estate, substrate string, stages []string) (*Inputs, error)
+	// Inputs of a run on estate and substrate; clis are the pin keys of
+	// its two engines (none: today's pinned pair).
+	Inputs(estate, substrate string, stages []string, clis ...string) (*Inputs, error)
+	// CLIKey names the pin an engine identity came from, "" if none.
+	CLIKey(engine, version string) string
 }
 
 // World is everything Derive reads besides the ledger.
@@ -125,14 +129,27 @@ type Report struct {
 // verified ledger.
 func Derive(w World, l *Ledger) (*Report, error) {
 	rep := &Report{Problems: l.Problems, Rows: len(l.Rows), History: len(l.History)}
-	type key struct{ estate, substrate string }
+	type key struct{ estate, substrate, clis string }
 	now := map[key]*Inputs{}
-	current := func(estate, substrate string) (*Inputs, error) {
-		k := key{estate, substrate}
+	// A cell's inputs now are those of a run of its estate on its
+	// substrate with the same two engine pins: another engine version's
+	// cell is stale when its own pin moves, not when today's does.
+	current := func(estate, substrate string, rows []Row) (*Inputs, error) {
+		var clis []string
+		if len(rows) > 0 {
+			e := w.Current.CLIKey(rows[0].Engine.Name, rows[0].Engine.Pinned)
+			o := w.Current.CLIKey(rows[0].Oracle.Name, rows[0].Oracle.Pinned)
+			// Today's pair is what Inputs takes when given none.
+			today := strings.HasPrefix(e, "cli:") && strings.HasPrefix(o, "cli:") && e != o
+			if e != "" && o != "" && !today {
+				clis = []string{e, o}
+			}
+		}
+		k := key{estate, substrate, strings.Join(clis, ",")}
 		if in, ok := now[k]; ok {
 			return in, nil
 		}
-		in, err := w.Current.Inputs(estate, substrate, nil)
+		in, err := w.Current.Inputs(estate, substrate, nil, clis...)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +180,7 @@ func Derive(w World, l *Ledger) (*Report, error) {
 	for _, q := range w.Registry.Requirements {
 		st := Status{ID: q.ID, Statement: q.Statement, Gap: q.Gap, Stages: w.Coverage.Stages[q.ID]}
 		for _, c := range cells {
-			in, err := current(c.Estate, c.Substrate)
+			in, err := current(c.Estate, c.Substrate, byCell[c])
 			if err != nil {
 				in = nil // the estate is gone: nothing it ran is current
 			}

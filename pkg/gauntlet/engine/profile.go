@@ -25,6 +25,12 @@ const (
 	MovedBlocks Capability = "moved blocks"
 	// RemovedBlocks: `removed { from }` blocks.
 	RemovedBlocks Capability = "removed blocks"
+	// MovedAcrossTypes: a moved block whose from and to are resources of
+	// different types (the provider converting the state).
+	MovedAcrossTypes Capability = "moved across resource types"
+	// StalePlanRefusal: applying a saved plan made before the state
+	// changed is refused.
+	StalePlanRefusal Capability = "stale saved-plan refusal"
 	// LiveMode: the engine keeps estate membership on the live objects
 	// themselves (labels/records) and can plan with no local state.
 	LiveMode Capability = "live mode"
@@ -96,35 +102,92 @@ func DetectProfile(ctx context.Context, bin, cliConfig string) (Profile, error) 
 // engine can exercise.
 func StockCapabilities(name, version string) map[Capability]bool { return capabilities(name, version) }
 
-// capabilities are what a stock engine of that name and version offers;
-// engines with live mode declare it through WithCapabilities.
+// Fact is where a capability comes from in a stock engine: the first
+// release that has it and the reference that says so.
+type Fact struct {
+	Capability Capability
+	Engine     string
+	// Since is the first release with it ("1.7.0").
+	Since string
+	// Source is the engine's own record of it: a changelog entry, or the
+	// source file that holds the behaviour.
+	Source string
+}
+
+// Facts are the capabilities of the two stock engines, each with the
+// release that introduced it and where that is written. Versions before
+// Since do not have it; the engines' version numbers are their own (tofu
+// 1.6.0 is its first release, forked from terraform 1.6).
+var Facts = []Fact{
+	{MovedBlocks, "terraform", "1.1.0", "terraform CHANGELOG 1.1.0: moved blocks for refactoring"},
+	{MovedBlocks, "tofu", "1.6.0", "OpenTofu's first release (forked from terraform 1.6) has moved blocks"},
+	{ImportBlocks, "terraform", "1.5.0", "terraform CHANGELOG 1.5.0: import blocks"},
+	{ImportBlocks, "tofu", "1.6.0", "OpenTofu's first release has import blocks (terraform 1.5 inherited)"},
+	{RemovedBlocks, "terraform", "1.7.0", "terraform CHANGELOG 1.7.0: removed blocks"},
+	{RemovedBlocks, "tofu", "1.7.0", "OpenTofu CHANGELOG 1.7.0: removed block"},
+	{MovedAcrossTypes, "terraform", "1.8.0", "terraform CHANGELOG 1.8.0: moved between resources of different types, when the provider converts"},
+	{MovedAcrossTypes, "tofu", "1.10.0", "OpenTofu CHANGELOG 1.10.0: moved blocks between resource types (opentofu#2370, #2481)"},
+	{StalePlanRefusal, "terraform", "1.0.0", `every pinned release refuses it: "Saved plan is stale" in internal/backend/local/backend_local.go (1.5.7 on)`},
+	{StalePlanRefusal, "tofu", "1.6.0", `every pinned release refuses it: "Saved plan is stale" in internal/backend/local/backend_local.go`},
+}
+
+// FactFor is the fact behind an engine's capability, if gauntlet knows
+// one.
+func FactFor(name string, c Capability) (Fact, bool) {
+	for _, f := range Facts {
+		if f.Engine == name && f.Capability == c {
+			return f, true
+		}
+	}
+	return Fact{}, false
+}
+
+// Needs says why an engine lacks a capability, for a stage's not_run
+// reason: "needs removed blocks, since terraform 1.7.0 (terraform
+// CHANGELOG 1.7.0: removed blocks); this is terraform 1.5.7".
+func (p Profile) Needs(c Capability) string {
+	if f, ok := FactFor(p.Name, c); ok {
+		return fmt.Sprintf("needs %s, since %s %s (%s); this is %s %s", c, f.Engine, f.Since, f.Source, p.Name, p.Version)
+	}
+	return fmt.Sprintf("needs %s, which %s %s does not declare", c, p.Name, p.Version)
+}
+
+// capabilities are what a stock engine of that name and version offers,
+// from Facts; engines gauntlet does not know are assumed to speak the
+// current language (moved and import blocks), and engines with live mode
+// declare it through WithCapabilities.
 func capabilities(name, version string) map[Capability]bool {
-	maj, min := majorMinor(version)
-	at := func(m, n int) bool { return maj > m || (maj == m && min >= n) }
 	caps := map[Capability]bool{StateFile: true}
-	switch name {
-	case "terraform":
-		caps[MovedBlocks] = at(1, 1)
-		caps[ImportBlocks] = at(1, 5)
-		caps[RemovedBlocks] = at(1, 7)
-	case "tofu":
-		caps[MovedBlocks] = true
-		caps[ImportBlocks] = at(1, 6)
-		caps[RemovedBlocks] = at(1, 7)
-	default:
-		caps[MovedBlocks], caps[ImportBlocks] = true, true
+	known := false
+	for _, f := range Facts {
+		if f.Engine != name {
+			continue
+		}
+		known = true
+		caps[f.Capability] = !versionBefore(version, f.Since)
+	}
+	if !known {
+		caps[MovedBlocks], caps[ImportBlocks], caps[StalePlanRefusal] = true, true, true
 	}
 	return caps
 }
 
-func majorMinor(v string) (int, int) {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return 0, 0
+// versionBefore reports whether dotted version a is older than b.
+func versionBefore(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < 3; i++ {
+		x, y := 0, 0
+		if i < len(as) {
+			x, _ = strconv.Atoi(strings.SplitN(as[i], "-", 2)[0])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
 	}
-	a, _ := strconv.Atoi(parts[0])
-	b, _ := strconv.Atoi(parts[1])
-	return a, b
+	return false
 }
 
 func clip(b []byte) string {

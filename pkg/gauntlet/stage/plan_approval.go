@@ -12,7 +12,8 @@ import (
 )
 
 func planApproval() Stage {
-	return &approvalStage{info{id: "plan_approval", title: "Plan, review, apply", headline: true, reqs: []string{"GAUNT-APPROVAL-01", "GAUNT-APPROVAL-02"}, after: []string{"migrate"}}}
+	return &approvalStage{info{id: "plan_approval", title: "Plan, review, apply", headline: true, reqs: []string{"GAUNT-APPROVAL-01", "GAUNT-APPROVAL-02"},
+		needs: []engine.Capability{engine.StalePlanRefusal}, after: []string{"migrate"}}}
 }
 
 type approvalStage struct{ info }

@@ -35,6 +35,10 @@ type ToolPin struct {
 	Version string `json:"version"`
 	// Role is "oracle" or "subject" for the two CLIs, empty otherwise.
 	Role string `json:"role,omitempty"`
+	// Engine names the CLI ("tofu", "terraform") a pin of the "engines"
+	// group builds: more versions of the two CLIs, resolved only when a
+	// matrix or a run asks for them (see Pins.Engine).
+	Engine string `json:"engine,omitempty"`
 	// Group, when set, keeps the tool out of the default set: it is
 	// resolved only when asked for by name ("kind-node": what only the
 	// self-built kind node image carries).
@@ -257,6 +261,9 @@ func (p *Pins) validate() error {
 				return fmt.Errorf("tool %s: %w", t.Name, err)
 			}
 
+		}
+		if (t.Group == EnginesGroup) != (t.Engine != "") {
+			return fmt.Errorf("tool %s: engine and group %q go together", t.Name, EnginesGroup)
 		}
 		if s := t.Source; s != nil {
 			if s.Module == "" || s.Version == "" || s.Package == "" || !goVersionRE.MatchString(s.Go) {

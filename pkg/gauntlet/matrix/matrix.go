@@ -1,0 +1,226 @@
+// Package matrix runs one estate with many engine versions as the subject
+// against one oracle and compares them: a parity table of stage x engine
+// in which every cell says why it is what it is, the changes between
+// consecutive versions of an engine, and whether the oracle said the same
+// thing in every run.
+//
+// Each engine gets its own gauntlet run (its own two clusters): the
+// oracle's side of every stage is run again with each subject, because the
+// stages interleave subject and oracle steps inside one closure (a plan on
+// both sides, then a BREAK replayed on both) and their oracle observations
+// are not yet recorded in a form a later run could replay. The repetition
+// is put to use: the oracle's BREAK outcomes and exact figures must agree
+// across the runs, and any stage where they do not is reported as a
+// gauntlet defect (OracleDrift), never hidden.
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+)
+
+// Matrix is the outcome of one estate run with each engine.
+type Matrix struct {
+	Estate    result.Estate `json:"estate"`
+	Oracle    string        `json:"oracle"`
+	Substrate string        `json:"substrate"`
+	Commit    string        `json:"commit,omitempty"`
+	StartedAt time.Time     `json:"started_at"`
+	Duration  time.Duration `json:"duration_ns"`
+	Columns   []Column      `json:"columns"`
+	Reproduce string        `json:"reproduce,omitempty"`
+}
+
+// Column is one engine's run.
+type Column struct {
+	// Engine is the pinned engine, "tofu@1.9.4".
+	Engine string `json:"engine"`
+	// Tool is its pin's name, the folder of its evidence page.
+	Tool string `json:"tool"`
+	// Run is its gauntlet run; nil when the run could not happen (Error).
+	Run   *result.Run `json:"-"`
+	Error string      `json:"error,omitempty"`
+	// Reused: Run is an earlier run of the same commit, binaries and
+	// stages (matrix --reuse), not run again.
+	Reused bool `json:"reused,omitempty"`
+}
+
+// Options configure Run.
+type Options struct {
+	// Engines are pinned engine specs ("tofu@1.9.4"); see
+	// toolchain.Pins.Engine.
+	Engines []string
+	// Oracle is a pinned engine spec; default "terraform" (the pinned
+	// terraform).
+	Oracle    string
+	Substrate string
+	CacheDir  string
+	Offline   bool
+	Stages    []string
+	Commit    string
+	Reproduce string
+	Logger    log.Logger
+	// Reuse, when set, offers an earlier run of an engine (by pin name);
+	// it is taken instead of running again only when Reusable says so.
+	Reuse func(tool string) *result.Run
+}
+
+// Reusable says why an earlier run can stand for a new one, or returns an
+// error: it must be of this gauntlet commit (clean), this estate and
+// substrate, the same subject binary (sha256 and pin) and oracle pin,
+// not cancelled or sabotaged, and of the same stage selection.
+func Reusable(r *result.Run, estateName, commit, substrate string, subject, oracle toolchain.EngineRef, subjectSHA string, stages []string) error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("no earlier run")
+	case commit == "" || strings.HasSuffix(commit, "-dirty") || r.Commit != commit:
+		return fmt.Errorf("earlier run at %q, now %q (a dirty tree reuses nothing)", r.Commit, commit)
+	case r.Estate.Name != estateName:
+		return fmt.Errorf("earlier run of %s", r.Estate.Name)
+	case !strings.HasPrefix(r.Substrate, substrate):
+		return fmt.Errorf("earlier run on %s", r.Substrate)
+	case r.Subject.Name != subject.Engine || r.Subject.Pinned != subject.Version || r.Subject.SHA256 != subjectSHA:
+		return fmt.Errorf("earlier subject %s %s (sha256 %s)", r.Subject.Name, r.Subject.Pinned, r.Subject.SHA256)
+	case r.Oracle.Name != oracle.Engine || r.Oracle.Pinned != oracle.Version:
+		return fmt.Errorf("earlier oracle %s %s", r.Oracle.Name, r.Oracle.Pinned)
+	case r.Cancelled != nil || r.Sabotaged:
+		return fmt.Errorf("earlier run cancelled or sabotaged")
+	}
+	if len(stages) == 0 {
+		for _, st := range r.Stages {
+			if st.Reason == "not selected for this run" {
+				return fmt.Errorf("earlier run selected stages")
+			}
+		}
+	} else if !strings.Contains(r.Reproduce, "--stages "+strings.Join(stages, ",")) {
+		return fmt.Errorf("earlier run selected other stages")
+	}
+	return nil
+}
+
+// Resolve checks the engine list against the pins before anything runs:
+// an unpinned or unbuildable engine costs a second, not a run.
+func Resolve(pins *toolchain.Pins, specs []string, oracle string) ([]toolchain.EngineRef, toolchain.EngineRef, error) {
+	if oracle == "" {
+		oracle = "terraform"
+	}
+	orc, err := pins.Engine(oracle)
+	if err != nil {
+		return nil, toolchain.EngineRef{}, fmt.Errorf("oracle: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []toolchain.EngineRef
+	for _, s := range specs {
+		e, err := pins.Engine(s)
+		if err != nil {
+			return nil, toolchain.EngineRef{}, err
+		}
+		if seen[e.Tool] {
+			return nil, toolchain.EngineRef{}, fmt.Errorf("engine %s is named twice", e)
+		}
+		seen[e.Tool] = true
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, toolchain.EngineRef{}, fmt.Errorf("no engine to run: name them with --engines")
+	}
+	// Columns in pins order (tofu, then terraform, each by version), so
+	// that consecutive columns of one engine are consecutive versions.
+	rank := map[string]int{}
+	for i, e := range pins.Engines() {
+		rank[e.Tool] = i
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Tool] < rank[out[j].Tool] })
+	return out, orc, nil
+}
+
+// Run runs the estate once per engine, one after another (a run already
+// keeps both cores busy), and returns the matrix. A run that could not
+// happen (an engine that does not build) is a column with its error; a
+// cancelled context stops at the engine it was running.
+func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
+	if o.Logger == nil {
+		o.Logger = log.Discard()
+	}
+	if o.Substrate == "" {
+		o.Substrate = "local"
+	}
+	pins, err := toolchain.DefaultPins()
+	if err != nil {
+		return nil, err
+	}
+	engines, orc, err := Resolve(pins, o.Engines, o.Oracle)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	m := &Matrix{Oracle: orc.String(), Substrate: o.Substrate, Commit: o.Commit, StartedAt: start.UTC(), Reproduce: o.Reproduce}
+	for i, e := range engines {
+		col := Column{Engine: e.String(), Tool: e.Tool}
+		if err := ctx.Err(); err != nil {
+			col.Error = "not run: the matrix was cancelled"
+			m.Columns = append(m.Columns, col)
+			continue
+		}
+		if o.Reuse != nil {
+			if prev := o.Reuse(e.Tool); prev != nil {
+				col.Run, col.Reused = prev, true
+				m.Estate = prev.Estate
+				m.Columns = append(m.Columns, col)
+				o.Logger.Infof("matrix %d/%d: %s: the earlier run stands (same commit, binaries and stages)", i+1, len(engines), e)
+				continue
+			}
+		}
+		o.Logger.Infof("matrix %d/%d: %s against %s", i+1, len(engines), e, orc)
+		opts := []gauntlet.Option{
+			gauntlet.WithEnginePin(e.String()), gauntlet.WithOraclePin(orc.String()),
+			gauntlet.WithSubstrate(o.Substrate), gauntlet.WithOffline(o.Offline), gauntlet.WithCommit(o.Commit),
+			gauntlet.WithLogger(log.Prefixed(o.Logger, e.String()+" ")),
+			gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s", spec.Name, e, orc, o.Substrate)),
+		}
+		if o.CacheDir != "" {
+			opts = append(opts, gauntlet.WithCacheDir(o.CacheDir))
+		}
+		if len(o.Stages) > 0 {
+			opts = append(opts, gauntlet.WithStages(o.Stages...),
+				gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s --stages %s",
+					spec.Name, e, orc, o.Substrate, strings.Join(o.Stages, ","))))
+		}
+		res, err := gauntlet.Run(ctx, spec, opts...)
+		if err != nil {
+			col.Error = err.Error()
+			o.Logger.Warnf("matrix: %s could not run: %v", e, err)
+		} else {
+			col.Run = res
+			m.Estate = res.Estate
+			if m.Substrate == "" || res.Substrate != "" {
+				m.Substrate = res.Substrate
+			}
+		}
+		m.Columns = append(m.Columns, col)
+	}
+	m.Duration = time.Since(start)
+	if m.Estate.Name == "" {
+		m.Estate = result.Estate{Name: spec.Name, Title: spec.Title}
+	}
+	return m, nil
+}
+
+// Clear reports whether every engine ran and every run is clear.
+func (m *Matrix) Clear() bool {
+	for _, c := range m.Columns {
+		if c.Run == nil || !c.Run.Clear() {
+			return false
+		}
+	}
+	return len(m.Columns) > 0
+}
