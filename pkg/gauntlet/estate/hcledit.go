@@ -2,6 +2,7 @@ package estate
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -449,21 +450,28 @@ func appendSuffix(val hclwrite.Tokens, suffix string) hclwrite.Tokens {
 // after a temporary change (a BREAK) wherever in the root it was made.
 type Saved map[string][]byte
 
-// Save reads every root file (gauntlet's own included).
+// Save reads every root file (gauntlet's own included), local modules'
+// files too: an edit a BREAK makes in a module must be undone as well.
 func (r *Root) Save() (Saved, error) {
-	m, err := filepath.Glob(filepath.Join(r.Dir, "*.tf"))
-	if err != nil {
-		return nil, err
-	}
 	s := Saved{}
-	for _, p := range m {
+	err := filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".terraform" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".tf") {
+			return nil
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s[p] = b
-	}
-	return s, nil
+		return nil
+	})
+	return s, err
 }
 
 // Put writes saved files back and removes .tf files made since.
