@@ -7,6 +7,7 @@
 //	gauntlet list
 //	gauntlet bench <estate> [-n N] | soak <estate> [-n N]
 //	gauntlet corpus fetch | import DIR
+//	gauntlet estate new (--dir DIR | --repository R --commit C --path P...) [--name N]
 //	gauntlet toolchain [--cache DIR] [--offline] [--tool NAME=PATH]...
 //	gauntlet cluster up [--substrate local|kind|kubeconfig] [--dir DIR]
 //	gauntlet kind node-image [--repin] [--load=false]
@@ -39,6 +40,7 @@ func commands() []command {
 		{"soak", "run an estate n times and report any stage whose verdicts or figures differ", runSoak},
 		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},
 		{"corpus", "fetch or import the pinned corpus files into the cache", runCorpus},
+		{"estate", "estate new: write an estate for a root (a directory offline, or repository/commit/paths online)", runEstate},
 		{"status", "requirement coverage and proof from the conformance ledger", runStatus},
 		{"toolchain", "resolve, build and verify every pinned tool into the cache", runToolchain},
 		{"cluster", "cluster up: start a substrate cluster and keep it until Ctrl-C", runCluster},

@@ -70,6 +70,9 @@ type block struct {
 	// metadata block, or a manifest written out as an object).
 	labelable bool
 	refs      int // references to it from other blocks
+	// Literal identity, where the configuration writes it out (for a
+	// preview before anything is applied).
+	apiVersion, kind, name, namespace string
 }
 
 // Derive chooses every plan.
@@ -402,7 +405,18 @@ func resourceOf(address string, b *hclsyntax.Block) block {
 		if !ok {
 			return out
 		}
-		_, out.named = item(md, "name")
+		var nameExpr hclsyntax.Expression
+		nameExpr, out.named = item(md, "name")
+		out.name = literal(nameExpr)
+		if e, ok := item(md, "namespace"); ok {
+			out.namespace = literal(e)
+		}
+		if e, ok := item(m.Expr, "apiVersion"); ok {
+			out.apiVersion = literal(e)
+		}
+		if e, ok := item(m.Expr, "kind"); ok {
+			out.kind = literal(e)
+		}
 		_, isObj := md.(*hclsyntax.ObjectConsExpr)
 		labels, has := item(md, "labels")
 		out.labels = literalMap(labels)
@@ -414,7 +428,14 @@ func resourceOf(address string, b *hclsyntax.Block) block {
 		if nb.Type != "metadata" {
 			continue
 		}
-		_, out.named = nb.Body.Attributes["name"]
+		var name *hclsyntax.Attribute
+		name, out.named = nb.Body.Attributes["name"]
+		if out.named {
+			out.name = literal(name.Expr)
+		}
+		if ns, ok := nb.Body.Attributes["namespace"]; ok {
+			out.namespace = literal(ns.Expr)
+		}
 		labels, has := nb.Body.Attributes["labels"]
 		out.labelable = true
 		if has {
@@ -439,6 +460,18 @@ func item(e hclsyntax.Expression, key string) (hclsyntax.Expression, bool) {
 		}
 	}
 	return nil, false
+}
+
+// literal is an expression's value when it is a literal string, else "".
+func literal(e hclsyntax.Expression) string {
+	if e == nil || len(e.Variables()) > 0 {
+		return ""
+	}
+	v, diags := e.Value(nil)
+	if diags.HasErrors() || v.IsNull() || !v.IsWhollyKnown() || v.Type() != cty.String {
+		return ""
+	}
+	return v.AsString()
 }
 
 // literalMap returns the items of an object constructor whose key and

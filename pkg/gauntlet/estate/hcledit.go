@@ -2,7 +2,6 @@ package estate
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -450,42 +449,27 @@ func appendSuffix(val hclwrite.Tokens, suffix string) hclwrite.Tokens {
 // after a temporary change (a BREAK) wherever in the root it was made.
 type Saved map[string][]byte
 
-// Save reads every root file (gauntlet's own included), local modules'
-// files too: an edit a BREAK makes in a module must be undone as well.
+// Save reads every .tf file of the root, its local modules' and
+// gauntlet's own included (not .terraform's).
 func (r *Root) Save() (Saved, error) {
 	s := Saved{}
-	err := filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".terraform" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".tf") {
-			return nil
-		}
+	err := r.eachTF(func(p string) error {
 		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
 		s[p] = b
-		return nil
+		return err
 	})
 	return s, err
 }
 
 // Put writes saved files back and removes .tf files made since.
 func (r *Root) Put(s Saved) error {
-	m, err := filepath.Glob(filepath.Join(r.Dir, "*.tf"))
-	if err != nil {
-		return err
-	}
-	for _, p := range m {
+	if err := r.eachTF(func(p string) error {
 		if _, ok := s[p]; !ok {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
+			return os.Remove(p)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	for p, b := range s {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
@@ -493,4 +477,19 @@ func (r *Root) Put(s Saved) error {
 		}
 	}
 	return nil
+}
+
+func (r *Root) eachTF(f func(path string) error) error {
+	return filepath.WalkDir(r.Dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".terraform" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || filepath.Ext(p) != ".tf" {
+			return nil
+		}
+		return f(p)
+	})
 }

@@ -156,3 +156,35 @@ func TestRemoveResource(t *testing.T) {
 		t.Error("removing it twice succeeded")
 	}
 }
+
+func TestSavePut(t *testing.T) {
+	r := hclRoot(t)
+	if err := os.MkdirAll(filepath.Join(r.Dir, "modules", "m"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(r.Dir, "modules", "m", "main.tf")
+	if err := os.WriteFile(mod, []byte("# module\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemoveResource("kubernetes_manifest.cm"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(mod, []byte("# changed\n"), 0o644)
+	os.WriteFile(filepath.Join(r.Dir, "gauntlet_new.tf"), []byte("# new\n"), 0o644)
+	if err := r.Put(s); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(mod); string(b) != "# module\n" {
+		t.Errorf("module file not restored: %q", b)
+	}
+	if !strings.Contains(read(t, r, "manifest.tf"), "kubernetes_manifest") {
+		t.Error("removed block not restored")
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, "gauntlet_new.tf")); !os.IsNotExist(err) {
+		t.Errorf("a file made since is still there: %v", err)
+	}
+}

@@ -466,6 +466,9 @@ func (s *Spec) validate() error {
 }
 
 func (src *Source) validate() error {
+	if src.Repository == "TODO" || src.Commit == "TODO" {
+		return fmt.Errorf("source: repository and commit are TODO (left by gauntlet estate new): set the repository the files come from and the full commit they are pinned at")
+	}
 	if src.Repository == "" || !commitRE.MatchString(src.Commit) {
 		return fmt.Errorf("source: repository and a full 40-hex commit are required (quote the commit in YAML)")
 	}

@@ -304,3 +304,28 @@ func TestRenderErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownChoices shows the stage plans from the result: derived or
+// written, and the reason where none fits.
+func TestMarkdownChoices(t *testing.T) {
+	r := smallRun()
+	r.Choices = []result.Choice{
+		{Stage: "drift_reconverge", Source: "derived", Why: "a literal label", Fields: []result.Field{{Name: "address", Value: "kubernetes_manifest.a"}, {Name: "patch", Value: `[{"op":"replace"}]`}}},
+		{Stage: "day2_remove", Source: "derived", Why: "no removal derived: every resource is referenced"},
+		{Stage: "day2_rename", Source: "estate.yaml", Why: "written in estate.yaml", Fields: []result.Field{{Name: "from", Value: "a.b"}}},
+	}
+	var b bytes.Buffer
+	if err := evidence.Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| Stage | From | Plan | Why |\n",
+		"| drift_reconverge | derived | address `kubernetes_manifest.a`; patch `[{\"op\":\"replace\"}]` | a literal label |\n",
+		"| day2_remove | derived | none: the stage does not run | no removal derived: every resource is referenced |\n",
+		"| day2_rename | estate.yaml | from `a.b` | written in estate.yaml |\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("page lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package derive
+
+import (
+	"fmt"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/identity"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Preview derives the plans from a root's configuration alone, before
+// anything is applied (gauntlet estate new prints it): each object is
+// taken as the configuration writes it - its kind from the resource type
+// or the manifest, its name and labels where they are literal. A run
+// derives again from the state and the live objects, which decide.
+func Preview(dir string) (*Plans, []Object, error) {
+	blocks, err := analyse(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := Input{Dir: dir, Live: map[string]*unstructured.Unstructured{}}
+	for _, b := range blocks {
+		k, role := identity.TypeKind(b.typ)
+		if role != identity.Owns {
+			continue
+		}
+		ref := estate.Object{Group: k.Group, Version: k.Version, Kind: k.Kind, Namespace: b.namespace, Name: b.name}
+		if b.typ == identity.Manifest {
+			ref.Group, ref.Version = identity.SplitAPIVersion(b.apiVersion)
+			ref.Kind = b.kind
+		}
+		if ref.Kind == "" {
+			ref.Kind = "(kind set by an expression)"
+		}
+		if ref.Name == "" {
+			ref.Name = fmt.Sprintf("(name of %s)", b.address)
+		}
+		in.Objects = append(in.Objects, Object{Address: b.address, Type: b.typ, Ref: ref})
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetLabels(b.labels)
+		in.Live[b.address] = u
+	}
+	p, err := Derive(in)
+	return p, in.Objects, err
+}
