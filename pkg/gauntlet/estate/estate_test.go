@@ -301,3 +301,25 @@ func TestOrderedRoots(t *testing.T) {
 		}
 	}
 }
+
+// A BREAK's edit in a local module's file is undone by Put like one in
+// the root's own files.
+func TestSavePutCoversModuleFiles(t *testing.T) {
+	r := &Root{Dir: t.TempDir(), Main: "main.tf"}
+	os.MkdirAll(filepath.Join(r.Dir, "modules", "m"), 0o755)
+	os.WriteFile(filepath.Join(r.Dir, "main.tf"), []byte("module \"m\" { source = \"./modules/m\" }\n"), 0o644)
+	os.WriteFile(filepath.Join(r.Dir, "modules", "m", "main.tf"), []byte(mainTF), 0o644)
+	saved, err := r.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Edit(Edit{File: "modules/m/main.tf", Old: `"blue"`, New: `"red"`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Put(saved); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.Dir, "modules", "m", "main.tf")); string(b) != mainTF {
+		t.Errorf("the module file was not restored:\n%s", b)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -83,6 +84,28 @@ func (s *Side) Patch(ctx context.Context, o estate.Object, patch string) error {
 		return fmt.Errorf("patch %s on %s: %w", o, s.Name, err)
 	}
 	return nil
+}
+
+// deleteAndWait deletes an object and waits, within bound, until it is
+// gone: a Namespace lingers while its controller finalises it, and a
+// later stage must not find it Terminating.
+func (s *Side) deleteAndWait(ctx context.Context, o estate.Object, bound time.Duration) error {
+	if err := s.Delete(ctx, o); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	for {
+		u, err := s.Get(ctx, o)
+		if err == nil && u == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s still on %s after %s: %v", o, s.Name, bound, cmpErr(err, "present"))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // Delete deletes an object out of band; a missing one is fine.

@@ -47,7 +47,7 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if derived {
 			return sd.Root.SetLabel(pa.Address, derive.ReviewedLabel, value)
 		}
-		return sd.Root.Edit(estate.Edit{Old: `reviewed = "` + other(value) + `"`, New: `reviewed = "` + value + `"`})
+		return sd.Root.Edit(estate.Edit{Old: `reviewed = "` + other(value) + `"`, New: `reviewed = "` + value + `"`, File: pa.Edit.File})
 	}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		if derived {

@@ -318,15 +318,31 @@ func (r *Run) backend(ctx context.Context, sd *Side, api estate.Object) (*Object
 // sourceLine names the estate's source for a detail sentence.
 func (r *Run) sourceLine() string {
 	var parts []string
-	for _, src := range r.Spec.Sources() {
+	roots := r.Spec.RootSpecs()
+	for _, rs := range roots {
+		src := rs.Source
+		if src == nil {
+			continue
+		}
 		what := src.Path
 		if len(src.Files) > 0 {
-			what = fmt.Sprintf("%d files", len(src.Files))
+			var names []string
+			for _, f := range src.Files {
+				names = append(names, f.Path)
+			}
+			what = strings.Join(names, ", ")
+			if len(names) > 4 {
+				what = fmt.Sprintf("%d files", len(names))
+			}
 			if src.Dir != "" {
 				what += " under " + src.Dir
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s's %s at %s", strings.TrimPrefix(src.Repository, "https://github.com/"), what, src.Commit[:10]))
+		line := fmt.Sprintf("%s's %s at %s", strings.TrimPrefix(src.Repository, "https://github.com/"), what, src.Commit[:10])
+		if len(roots) > 1 {
+			line = "root " + rs.Name + " (" + line + ")"
+		}
+		parts = append(parts, line)
 	}
 	if len(parts) == 0 {
 		return "the reference root written here"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/baseline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
@@ -38,7 +39,7 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	slices.Sort(want)
 	acted := map[string][]string{}
 	copies := map[string]*unstructured.Unstructured{}
-	victim := r.victim()
+	victim := teardownVictim(r.Objects, r.victim())
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		u, err := sd.Get(ctx, victim.Ref)
 		if err != nil || u == nil {
@@ -81,7 +82,7 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, victim.Ref, copies[sd.Name]) }); err != nil {
 			return nil, err
 		}
-		return undoing(one(noneLeft, left(ctx, sd)), nil, func() error { return sd.Delete(ctx, victim.Ref) })
+		return undoing(one(noneLeft, left(ctx, sd)), nil, func() error { return sd.deleteAndWait(ctx, victim.Ref, 2*time.Minute) })
 	})
 	rec.Check(active, r.both(ctx, func(ctx context.Context, sd *Side) error {
 		for _, ns := range r.Spec.WritesInto {
@@ -141,6 +142,22 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Claim([]string{destroyed, noneLeft, active, intact}, "apply -destroy removed exactly the %d remaining objects on each side; none is left on either cluster; %s are exactly as read before cold deploy - nothing vanished, appeared or changed - and stock's destroy on the oracle cluster passes the same comparison",
 		n, r.baselineLine())
 	return nil
+}
+
+// teardownVictim is the object the teardown's BREAK creates again after
+// the destroy: the usual victim, unless it lived in a Namespace the
+// estate itself created and destroyed - then that Namespace, which can
+// be created again on its own.
+func teardownVictim(objs []Object, v Object) Object {
+	if v.Ref.Namespace == "" {
+		return v
+	}
+	for _, o := range objs {
+		if o.Ref.Kind == "Namespace" && o.Ref.Group == "" && o.Ref.Name == v.Ref.Namespace {
+			return o
+		}
+	}
+	return v
 }
 
 // breakVictim picks a ConfigMap the namespace already had before cold

@@ -55,6 +55,10 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Check(same, sameShape(subj, orc), "stock's plan from the same position has the same shape")
 	rec.Claim([]string{imported, same}, "with no state file and one import block per live object (%d), %s planned %s, stock %s on the oracle cluster the same",
 		n, r.Subject.Engine.Engine.Profile.Name, subj.Counts, orc.Counts)
+	if others := freshOthers(subj); len(others) > 0 {
+		rec.Say("%d of the planned adds are resources of other providers, which hold no cluster object and cannot be imported, created afresh: %s",
+			len(others), strings.Join(others, ", "))
+	}
 	if f := residue(subj); f != "" {
 		rec.Say("the in-place updates are import residue, attributes no import can read back: %s", f)
 	}
@@ -134,6 +138,18 @@ func importsAll(p *engine.Plan, imports []engine.Import) error {
 		return fmt.Errorf("planned %s, want %d to import and nothing created or destroyed: %s", p.Counts, len(imports), strings.Join(diffs, "; "))
 	}
 	return nil
+}
+
+// freshOthers lists the creates of other providers' resources in a plan.
+func freshOthers(p *engine.Plan) []string {
+	var out []string
+	for _, c := range p.Actionable() {
+		if !isKubernetes(c.Address) && len(c.Actions) == 1 && c.Actions[0] == "create" {
+			out = append(out, c.Address)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func importedAll(a engine.Applied, n int) error {
