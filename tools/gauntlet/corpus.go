@@ -72,8 +72,8 @@ func runCorpus(ctx context.Context, args []string) error {
 	return nil
 }
 
-// ensureCorpus brings an estate's corpus file into the cache if it is not
-// there yet, so `gauntlet run` needs no separate set-up: from
+// ensureCorpus brings an estate's corpus files into the cache if they are
+// not there yet, so `gauntlet run` needs no separate set-up: from
 // $GAUNTLET_CORPUS_DIR, else ../shared/corpus beside the checkout, else a
 // fetch when online. Each attempt is said out loud.
 func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline bool, l log.Logger) error {
@@ -84,40 +84,9 @@ func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline 
 		}
 		cache = d
 	}
-	for _, src := range spec.Sources() {
-		if err := ensureSource(ctx, spec, src, cache, offline, l); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func ensureSource(ctx context.Context, spec *estate.Spec, src *estate.Source, cache string, offline bool, l log.Logger) error {
-	if _, err := corpus.Verified(cache, src); err == nil {
-		return nil
-	}
 	var dirs []string
 	if d := os.Getenv("GAUNTLET_CORPUS_DIR"); d != "" {
 		dirs = append(dirs, d)
 	}
-	dirs = append(dirs, filepath.Join("..", "shared", "corpus"))
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err != nil {
-			continue
-		}
-		ps, err := corpus.Import(cache, d, src)
-		if err == nil {
-			l.Infof("corpus: imported %d file(s) of %s at %s from %s (sha256 verified)", len(ps), src.Repository, src.Commit[:10], d)
-			return nil
-		}
-		l.Warnf("corpus: %v", err)
-	}
-	if offline {
-		return fmt.Errorf("corpus files for %s are not cached and offline: run `go run ./tools/gauntlet corpus import DIR`", spec.Name)
-	}
-	l.Infof("corpus: fetching %s at %s (network)", src.Repository, src.Commit[:10])
-	if _, err := corpus.Fetch(ctx, cache, src); err != nil {
-		return err
-	}
-	return nil
+	return corpus.Ensure(ctx, cache, spec, append(dirs, filepath.Join("..", "shared", "corpus")), offline, l)
 }

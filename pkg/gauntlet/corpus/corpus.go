@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
 // Path is where the file at repoPath of src's commit lives in the cache
@@ -180,4 +181,43 @@ func short(commit string) string {
 		return commit[:10]
 	}
 	return commit
+}
+
+// Ensure brings every source of an estate into the cache that is not there
+// yet, verified: from the first of dirs that has it (each laid out
+// <owner>/<repo>/<commit>/<path>), else - when online - by a fetch. Each
+// import and fetch is said on l; offline and nowhere to be found is an
+// error naming the command that brings the files.
+func Ensure(ctx context.Context, cacheDir string, spec *estate.Spec, dirs []string, offline bool, l log.Logger) error {
+	for _, src := range spec.Sources() {
+		if _, err := Verified(cacheDir, src); err == nil {
+			continue
+		}
+		var tried []string
+		done := false
+		for _, d := range dirs {
+			if _, err := os.Stat(d); err != nil {
+				continue
+			}
+			ps, err := Import(cacheDir, d, src)
+			if err == nil {
+				l.Infof("corpus: imported %d file(s) of %s at %s from %s (sha256 verified)", len(ps), src.Repository, short(src.Commit), d)
+				done = true
+				break
+			}
+			tried = append(tried, err.Error())
+		}
+		if done {
+			continue
+		}
+		if offline {
+			return fmt.Errorf("corpus files of %s (%s at %s) are not cached and offline (%s): run `go run ./tools/gauntlet corpus import DIR` or set GAUNTLET_CORPUS_DIR",
+				spec.Name, src.Repository, short(src.Commit), strings.Join(tried, "; "))
+		}
+		l.Infof("corpus: fetching %s at %s (network)", src.Repository, short(src.Commit))
+		if _, err := Fetch(ctx, cacheDir, src); err != nil {
+			return err
+		}
+	}
+	return nil
 }

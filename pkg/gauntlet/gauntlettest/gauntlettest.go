@@ -137,15 +137,23 @@ func assertStage(t *testing.T, spec *estate.Spec, s result.Stage) {
 }
 
 // declared reports whether a stage that did not run was meant not to: the
-// estate skips it, the engine lacks a capability it needs, or the caller
-// left it out (gauntlet.WithStages). A stage that did not run because
-// another failed is not declared.
+// estate skips it, the engine lacks a capability it needs, a stage it
+// needs is a listed finding, or the caller left it out
+// (gauntlet.WithStages). A stage that did not run because another failed
+// unexpectedly is not declared.
 func declared(spec *estate.Spec, s result.Stage) bool {
 	if _, ok := spec.Skip[s.ID]; ok {
 		return true
 	}
+	// Behind a stage the estate lists as a finding (it must fail), the
+	// stages that need it cannot run: the runner says "<stage> did not pass".
+	for id := range spec.Findings {
+		if strings.HasPrefix(s.Reason, id+" did not pass") {
+			return true
+		}
+	}
 	return s.Reason == "not selected for this run" ||
-		strings.HasPrefix(s.Reason, "engine ") && strings.Contains(s.Reason, " has no ")
+		strings.HasPrefix(s.Reason, "needs ") // the engine lacks a capability (engine.Profile.Needs)
 }
 
 // assertSabotaged: with the corruptions skipped, no BREAK may prove, every
@@ -216,15 +224,9 @@ func run(t *testing.T, spec *estate.Spec, sub string, opts []gauntlet.Option) *r
 // <owner>/<repo>/<commit>/<path>. No network.
 func ensureCorpus(t testing.TB, spec *estate.Spec) {
 	t.Helper()
-	if spec.Source == nil {
-		return
-	}
 	cache, err := toolchain.DefaultCacheDir()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := corpus.Verified(cache, spec.Source); err == nil {
-		return
 	}
 	var dirs []string
 	if d := os.Getenv("GAUNTLET_CORPUS_DIR"); d != "" {
@@ -232,16 +234,11 @@ func ensureCorpus(t testing.TB, spec *estate.Spec) {
 	}
 	// <checkout>/estates/<name> -> <checkout>/../shared/corpus.
 	dirs = append(dirs, filepath.Join(spec.Dir, "..", "..", "..", "shared", "corpus"))
-	var errs []string
-	for _, d := range dirs {
-		if _, err := corpus.Import(cache, d, spec.Source); err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		return
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := corpus.Ensure(ctx, cache, spec, dirs, true, Logger(t)); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("estate %s: its corpus files are not cached and could not be imported (%s); run `go run ./tools/gauntlet corpus import DIR` or set GAUNTLET_CORPUS_DIR",
-		spec.Name, strings.Join(errs, "; "))
 }
 
 // testWriter sends the run's progress lines to the test log.
