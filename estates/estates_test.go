@@ -14,6 +14,9 @@ import (
 // TestEstates runs each estate as a subtest (-run 'TestEstates/<name>$'
 // picks one), one after another: two clusters each, and both cores.
 func TestEstates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every estate's whole gauntlet takes minutes each")
+	}
 	if os.Getenv("TEST_SRCDIR") != "" {
 		t.Skip("under Bazel every estate is its own target, //estates:<name> (bazel/defs.bzl estate_tests)")
 	}
