@@ -86,13 +86,26 @@ func Logger(t testing.TB) log.Logger { return log.New(testWriter{t}) }
 func assertRun(t *testing.T, spec *estate.Spec, res *result.Run) map[string]bool {
 	t.Helper()
 	proved := map[string]bool{}
+	// Stages the estate expects not to pass: its findings, and (in run
+	// order) every stage that did not run because one of those did not.
+	blocked := map[string]bool{}
+	for id := range spec.Findings {
+		blocked[id] = true
+	}
+	for _, s := range res.Stages {
+		if s.Verdict == result.NotRun {
+			if dep, _, ok := strings.Cut(s.Reason, " did not pass"); ok && blocked[dep] {
+				blocked[s.ID] = true
+			}
+		}
+	}
 	for _, s := range res.Stages {
 		for _, b := range s.Breaks {
 			if b.Side != "oracle" && b.Outcome == result.Proved {
 				proved[s.ID+"/"+b.Name] = true
 			}
 		}
-		t.Run(s.ID, func(t *testing.T) { assertStage(t, spec, s) })
+		t.Run(s.ID, func(t *testing.T) { assertStage(t, spec, s, blocked) })
 	}
 	if res.Cancelled != nil {
 		t.Errorf("the run was cancelled in %s (%s)", res.Cancelled.Stage, res.Cancelled.Signal)
@@ -100,7 +113,7 @@ func assertRun(t *testing.T, spec *estate.Spec, res *result.Run) map[string]bool
 	return proved
 }
 
-func assertStage(t *testing.T, spec *estate.Spec, s result.Stage) {
+func assertStage(t *testing.T, spec *estate.Spec, s result.Stage, blocked map[string]bool) {
 	if finding, ok := spec.Findings[s.ID]; ok {
 		if s.Verdict == result.Fail {
 			t.Logf("fails as the estate's finding says (%s): %s", finding, s.Detail)
@@ -113,7 +126,7 @@ func assertStage(t *testing.T, spec *estate.Spec, s result.Stage) {
 		// Not run for a declared reason (the estate skips it, the engine
 		// lacks what it needs): a skip, never a pass. Anything else is a
 		// stage that should have run.
-		if declared(spec, s) {
+		if declared(spec, s) || blocked[s.ID] {
 			t.Skipf("not run: %s", s.Reason)
 		}
 		t.Fatalf("not run: %s", s.Reason)
@@ -137,20 +150,13 @@ func assertStage(t *testing.T, spec *estate.Spec, s result.Stage) {
 }
 
 // declared reports whether a stage that did not run was meant not to: the
-// estate skips it, the engine lacks a capability it needs, a stage it
-// needs is a listed finding, or the caller left it out
-// (gauntlet.WithStages). A stage that did not run because another failed
-// unexpectedly is not declared.
+// estate skips it, the engine lacks a capability it needs, or the caller
+// left it out (gauntlet.WithStages). (Stages behind a listed finding are
+// the caller's "blocked".) A stage that did not run because another
+// failed unexpectedly is not declared.
 func declared(spec *estate.Spec, s result.Stage) bool {
 	if _, ok := spec.Skip[s.ID]; ok {
 		return true
-	}
-	// Behind a stage the estate lists as a finding (it must fail), the
-	// stages that need it cannot run: the runner says "<stage> did not pass".
-	for id := range spec.Findings {
-		if strings.HasPrefix(s.Reason, id+" did not pass") {
-			return true
-		}
 	}
 	return s.Reason == "not selected for this run" ||
 		strings.HasPrefix(s.Reason, "needs ") // the engine lacks a capability (engine.Profile.Needs)
