@@ -245,8 +245,14 @@ func helper(dir, work string) error {
 		return err
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		adopted := st.Adopted()
-		if len(adopted) == len(pids) {
+		// The shell itself may be recorded too: the reaper can see it in the
+		// instant between its start and its group being recorded (harmless:
+		// it is this process's own child either way). The orphans must be there.
+		have := map[int]bool{}
+		for _, p := range st.Adopted() {
+			have[p.PID] = true
+		}
+		if have[pids[0]] && have[pids[1]] {
 			fmt.Printf("adopted %d %d\n", pids[0], pids[1])
 			select {}
 		}
