@@ -33,6 +33,14 @@ func TestNormalize(t *testing.T) {
 			"managedFields":[{"manager":"m"}]},"data":{"k":"v"},"status":{"x":1}}`,
 		want: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n"},"data":{"k":"v"}}`,
 	}, {
+		name: "a Pod's admission-made token volume loses its random name; the Pod's own volume names stay",
+		in: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"restartPolicy":"Always",
+			"containers":[{"name":"c","volumeMounts":[{"name":"data","mountPath":"/d"},{"name":"kube-api-access-7njqc","mountPath":"/t"}]}],
+			"volumes":[{"name":"data","emptyDir":{}},{"name":"kube-api-access-7njqc","projected":{"defaultMode":420}}]}}`,
+		want: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{
+			"containers":[{"name":"c","volumeMounts":[{"name":"data","mountPath":"/d"},{"mountPath":"/t"}]}],
+			"volumes":[{"name":"data","emptyDir":{}},{"projected":{}}]}}`,
+	}, {
 		name: "a deletion timestamp keeps its presence, not its time",
 		in:   `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","deletionTimestamp":"2026-01-01T00:00:00Z"}}`,
 		want: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","deletionTimestamp":"set"}}`,

@@ -22,6 +22,10 @@ type Rule struct {
 	// is still compared. With none, the field is always dropped - for
 	// values the server allocates, such as a Service's clusterIP.
 	Defaults []any
+	// Prefix, when set, limits the rule to string values starting with it:
+	// names the server generates, such as the kube-api-access-<random>
+	// volume the service account admission puts in every Pod.
+	Prefix string
 }
 
 // DefaultRules returns the rules Normalize and Compare apply unless
@@ -80,6 +84,12 @@ func DefaultRules() []Rule {
 	for _, kind := range []string{"Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"} {
 		rules = append(rules, podTemplateRules(kind, "spec.template.")...)
 	}
+	// A Pod is its own template, plus what admission adds to it: the
+	// projected service account token volume, named at random per Pod.
+	rules = append(rules, podTemplateRules("Pod", "")...)
+	for _, path := range []string{"spec.volumes[*].name", "spec.containers[*].volumeMounts[*].name", "spec.initContainers[*].volumeMounts[*].name"} {
+		rules = append(rules, Rule{Kind: "Pod", Path: path, Prefix: "kube-api-access-"})
+	}
 	return rules
 }
 
@@ -133,6 +143,7 @@ type parsedRule struct {
 	kind     string
 	steps    []step
 	defaults [][]byte
+	prefix   string
 }
 
 // step is one path element: a map field, optionally followed by [*].
@@ -145,7 +156,7 @@ func (r Rule) parse() parsedRule {
 	if r.Path == "" {
 		panic(fmt.Sprintf("inventory: rule for kind %q has no path", r.Kind))
 	}
-	p := parsedRule{kind: r.Kind}
+	p := parsedRule{kind: r.Kind, prefix: r.Prefix}
 	for _, s := range strings.Split(r.Path, ".") {
 		st := step{field: s}
 		if f, ok := strings.CutSuffix(s, "[*]"); ok {
@@ -198,6 +209,12 @@ func (p parsedRule) walk(m map[string]any, steps []step) {
 }
 
 func (p parsedRule) matches(v any) bool {
+	if p.prefix != "" {
+		s, ok := v.(string)
+		if !ok || !strings.HasPrefix(s, p.prefix) {
+			return false
+		}
+	}
 	if len(p.defaults) == 0 {
 		return true
 	}
