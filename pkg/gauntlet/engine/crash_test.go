@@ -65,7 +65,7 @@ func TestSIGTERMAfterFirstCreateLeavesExactlyTheFirst(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(c.RESTConfig())
 	for _, cli := range []string{"tofu", "terraform"} {
 		for round := 1; round <= 5; round++ {
-			ws := workspace(t, cli, crashRoot, kc)
+			ws := testenv.Workspace(t, cli, crashRoot, kc)
 			if _, err := ws.Init(ctx); err != nil {
 				t.Fatal(err)
 			}

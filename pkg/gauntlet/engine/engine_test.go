@@ -48,26 +48,6 @@ resource "kubernetes_secret_v1" "sec" {
 }
 `
 
-func workspace(t *testing.T, cli, root, kubeconfig string) *engine.Workspace {
-	t.Helper()
-	tc := testenv.Toolchain(t, cli, "terraform-provider-kubernetes", "terraform-provider-random")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	e, err := engine.New(ctx, tc.Path(cli), tc.CLIConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(root), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := e.Workspace(dir, kubeconfig, filepath.Join(dir, ".logs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ws
-}
-
 // TestPlanApplyDriftOnBothCLIs applies a ConfigMap and a Secret, tampers
 // the ConfigMap out of band, and expects exactly one update at its address.
 func TestPlanApplyDriftOnBothCLIs(t *testing.T) {
@@ -77,7 +57,7 @@ func TestPlanApplyDriftOnBothCLIs(t *testing.T) {
 		t.Run(cli, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			ws := workspace(t, cli, smallRoot, c.KubeconfigPath())
+			ws := testenv.Workspace(t, cli, smallRoot, c.KubeconfigPath())
 			if ws.Engine.Profile.Name != cli || !ws.Engine.Profile.Has(engine.ImportBlocks) {
 				t.Errorf("profile %+v", ws.Engine.Profile)
 			}
@@ -137,7 +117,7 @@ func TestNotATerraformCLI(t *testing.T) {
 
 // TestRootThatDoesNotParse expects init (or plan) to fail with the log path.
 func TestRootThatDoesNotParse(t *testing.T) {
-	ws := workspace(t, "tofu", "resource \"kubernetes_config_map_v1\" \"x\" {\n  metadata {\n", "/nonexistent")
+	ws := testenv.Workspace(t, "tofu", "resource \"kubernetes_config_map_v1\" \"x\" {\n  metadata {\n", "/nonexistent")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := ws.Init(ctx)

@@ -75,7 +75,7 @@ func TestKubernetesBackend(t *testing.T) {
 				t.Fatal(err)
 			}
 			store := recordstore.Store{Namespace: ns, Suffix: "records"}
-			ws := workspace(t, cli, strings.ReplaceAll(backendRoot, "NAMESPACE", ns), c.KubeconfigPath())
+			ws := testenv.Workspace(t, cli, strings.ReplaceAll(backendRoot, "NAMESPACE", ns), c.KubeconfigPath())
 			if _, err := ws.Init(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -232,26 +232,6 @@ func TestKubernetesBackend(t *testing.T) {
 			})
 		})
 	}
-}
-
-func workspace(t *testing.T, cli, root, kubeconfig string) *engine.Workspace {
-	t.Helper()
-	tc := testenv.Toolchain(t, cli, "terraform-provider-kubernetes")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	e, err := engine.New(ctx, tc.Path(cli), tc.CLIConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(root), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := e.Workspace(dir, kubeconfig, filepath.Join(dir, ".logs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ws
 }
 
 func mustRead(ctx context.Context, t *testing.T, cs kubernetes.Interface, s recordstore.Store) *recordstore.Record {

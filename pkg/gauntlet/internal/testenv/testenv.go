@@ -5,11 +5,14 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
@@ -26,6 +29,29 @@ func Toolchain(t testing.TB, tools ...string) *toolchain.Toolchain {
 		t.Fatalf("%v\n(these tests run the real pinned tools: `go run ./tools/gauntlet toolchain` resolves them)", err)
 	}
 	return tc
+}
+
+// Workspace writes root as main.tf into a fresh directory and returns the
+// pinned cli's workspace on it, against kubeconfig (the kubernetes and
+// random providers from the toolchain's mirror).
+func Workspace(t testing.TB, cli, root, kubeconfig string) *engine.Workspace {
+	t.Helper()
+	tc := Toolchain(t, cli, "terraform-provider-kubernetes", "terraform-provider-random")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := engine.New(ctx, tc.Path(cli), tc.CLIConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := e.Workspace(dir, kubeconfig, filepath.Join(dir, ".logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
 }
 
 // LocalCluster starts a local control plane stopped by t.Cleanup.
