@@ -137,7 +137,7 @@ def estate_tests(name = "files"):
     )
     for spec in native.glob(["*/estate.yaml"]):
         estate = spec.split("/")[0]
-        src = "_" + estate + "_gauntlet_test.go"
+        src = estate + "_gauntlet_test.go"
         native.genrule(
             name = estate + "_gauntlet_test_go",
             outs = [src],
