@@ -410,7 +410,7 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 	byID := map[string]result.Stage{}
 	stopped := ""
 	for _, st := range stage.All() {
-		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: stage.HeadlineIn(st, r), Requirements: st.Requirements()}
+		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: stage.HeadlineIn(st, r), Requirements: stage.RequirementsIn(st, r)}
 		reason := notRunReason(st, r, verdicts, o, res.Cancelled != nil)
 		if reason == "" && stopped != "" {
 			reason = "stopped early after " + stopped

@@ -139,6 +139,9 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 			return one(sameObjs, e), err
 		})
 	})
+	if err := r.checkOthersCold(ctx, rec); err != nil {
+		return err
+	}
 	r.availability(ctx, rec, "after the cold deploy")
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func migrate() Stage {
-	return &migrateStage{info{id: "migrate", title: "Migrate", headline: true, reqs: []string{"GAUNT-MIG-01"}, after: []string{"cold_deploy"}}}
+	return &migrateStage{info{id: "migrate", title: "Migrate", headline: true, reqs: []string{"GAUNT-MIG-01"}, recordsReqs: []string{"GAUNT-RECORDS-01"}, after: []string{"cold_deploy"}}}
 }
 
 type migrateStage struct{ info }

@@ -17,10 +17,19 @@ import (
 )
 
 func planNoLocalState() Stage {
-	return &noLocalStateStage{info{id: "plan_no_local_state", title: "Plan with no local state", reqs: []string{"GAUNT-LIVE-NOSTATE-01"}, after: []string{"migrate"}}}
+	return &noLocalStateStage{info{id: "plan_no_local_state", title: "Plan with no local state", reqs: []string{"GAUNT-LIVE-NOSTATE-01"}, recordsReqs: []string{"GAUNT-PAIR-NOSTATE-01"}, after: []string{"migrate"}}}
 }
 
 type noLocalStateStage struct{ info }
+
+// RequirementsFor: on records in the cluster the stage proves what a
+// stock engine does there, never the live-mode requirement.
+func (s *noLocalStateStage) RequirementsFor(r *Run) []string {
+	if r.RecordsEstate() {
+		return s.recordsReqs
+	}
+	return s.reqs
+}
 
 // HeadlineFor: an estate that keeps its state in the cluster must pass it.
 func (s *noLocalStateStage) HeadlineFor(r *Run) bool { return r.RecordsEstate() }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
@@ -392,39 +393,8 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 	}))
 	r.breakBoth(ctx, rec, Breaking{Name: "lock_held", Corruption: "holds " + v.store.LeaseName() + " as if a command had died holding it",
 		Victim: v.store.LeaseName(), Covers: []string{recordsReleased}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		cs, err := sd.Typed()
+		undo, err := holdLease(ctx, sd, victim(sd).store)
 		if err != nil {
-			return nil, err
-		}
-		s := victim(sd).store
-		leases := cs.CoordinationV1().Leases(s.Namespace)
-		undo := func() error { return nil }
-		if err := corrupt(ctx, func() error {
-			l, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				l, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.LeaseName(), Namespace: s.Namespace}}, metav1.CreateOptions{})
-				if err == nil {
-					undo = func() error { return leases.Delete(ctx, s.LeaseName(), metav1.DeleteOptions{}) }
-				}
-			} else if err == nil {
-				undo = func() error {
-					cur, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
-					if err != nil {
-						return err
-					}
-					cur.Spec.HolderIdentity = nil
-					_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
-					return err
-				}
-			}
-			if err != nil {
-				return err
-			}
-			holder := "gauntlet-break"
-			l.Spec.HolderIdentity = &holder
-			_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-			return err
-		}); err != nil {
 			return nil, err
 		}
 		return undoing(one(recordsReleased, released(ctx, sd)), nil, undo)
@@ -476,4 +446,152 @@ func dropInstance(address string) func(map[string]any) error {
 		}
 		return fmt.Errorf("%s is not in the state", address)
 	}
+}
+
+const lockOnWire = "the apply took the acted root's lock and gave it back (seen on the wire)"
+
+// lockWrites counts the writes to a lock Lease in a side's wire log from
+// request index from on.
+func lockWrites(sd *Side, s recordstore.Store, from int) int {
+	n := 0
+	for i, q := range sd.Proxy.Log() {
+		if i >= from && q.Resource == "leases.coordination.k8s.io" && q.Namespace == s.Namespace && q.Name == s.LeaseName() &&
+			(q.Verb == "update" || q.Verb == "patch" || q.Verb == "create") {
+			n++
+		}
+	}
+	return n
+}
+
+// checkLockOnWire checks that the apply since mark wrote the acted root's
+// lock Lease at least twice - taken, then given back - on each side. Its
+// BREAK applies again with -lock=false: no write may then be seen.
+func (r *Run) checkLockOnWire(ctx context.Context, rec *Recorder, mark map[string]int) {
+	if r.Subject.Records == nil {
+		return
+	}
+	store := storeOf(r.Subject.Records)
+	held := func(sd *Side, from int) error {
+		s := storeOf(sd.Records)
+		if n := lockWrites(sd, s, from); n < 2 {
+			return fmt.Errorf("Lease %s/%s: %d writes on the %s wire during the apply, want the lock taken and given back (2 or more)", s.Namespace, s.LeaseName(), n, sd.Name)
+		}
+		return nil
+	}
+	rec.Check(lockOnWire, r.both(ctx, func(ctx context.Context, sd *Side) error { return held(sd, mark[sd.Name]) }),
+		"writes to Lease "+store.Namespace+"/"+store.LeaseName()+" counted in the wire log of each side")
+	r.breakBoth(ctx, rec, Breaking{Name: "apply_unlocked", Corruption: "applies again with -lock=false",
+		Victim: store.LeaseName(), Covers: []string{lockOnWire}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		from := len(sd.Proxy.Log())
+		opts := engine.ApplyOptions{}
+		if !sabotaged(ctx) {
+			opts.NoLock = true
+		}
+		if _, err := sd.Engine.Apply(ctx, opts); err != nil {
+			return nil, err
+		}
+		return one(lockOnWire, held(sd, from)), nil
+	})
+}
+
+const interruptedRecord = "the interrupted apply gave its lock back and its record holds the committed create"
+
+// checkInterruptedRecord reads the acted root's record and lock right
+// after an apply took SIGTERM between two creates: the engine must have
+// written the first create into the record and released the lock on its
+// way out. Its BREAKs hold the Lease, and take the first create out of
+// the record.
+func (r *Run) checkInterruptedRecord(ctx context.Context, rec *Recorder, first, second string) {
+	if r.Subject.Records == nil {
+		return
+	}
+	store := storeOf(r.Subject.Records)
+	measure := func(ctx context.Context, sd *Side) error {
+		s := storeOf(sd.Records)
+		cs, err := sd.Typed()
+		if err != nil {
+			return err
+		}
+		lk, err := recordstore.ReadLock(ctx, cs, s)
+		if err != nil {
+			return err
+		}
+		got, err := recordstore.Read(ctx, cs, s)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		errs = append(errs, recordstore.Released(s, lk))
+		if !slices.Contains(got.Managed, first) {
+			errs = append(errs, fmt.Errorf("%s (serial %d) lacks %s, whose create committed before the interrupt", s, got.Serial, first))
+		}
+		if slices.Contains(got.Managed, second) {
+			errs = append(errs, fmt.Errorf("%s (serial %d) holds %s, which was never created", s, got.Serial, second))
+		}
+		return errors.Join(errs...)
+	}
+	rec.Check(interruptedRecord, r.both(ctx, measure), store.String()+" and its Lease read right after the interrupt, on both sides")
+	r.breakBoth(ctx, rec, Breaking{Name: "lock_left_held", Corruption: "holds " + store.LeaseName() + " as if the interrupted apply had kept it",
+		Victim: store.LeaseName(), Covers: []string{interruptedRecord}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		undo, err := holdLease(ctx, sd, storeOf(sd.Records))
+		if err != nil {
+			return nil, err
+		}
+		return undoing(one(interruptedRecord, measure(ctx, sd)), nil, undo)
+	})
+	r.breakBoth(ctx, rec, Breaking{Name: "create_unrecorded", Corruption: "takes " + first + " out of " + store.String(),
+		Victim: first, Covers: []string{interruptedRecord}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		cs, err := sd.Typed()
+		if err != nil {
+			return nil, err
+		}
+		restore := func(context.Context) error { return nil }
+		if err := corrupt(ctx, func() error {
+			var err error
+			restore, err = recordstore.Rewrite(ctx, cs, storeOf(sd.Records), dropInstance(first))
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		return undoing(one(interruptedRecord, measure(ctx, sd)), nil, func() error { return restore(ctx) })
+	})
+}
+
+// holdLease sets a holder on a lock Lease behind the engine's back (made
+// if no command took the lock yet) and returns the undo. A sabotaged
+// BREAK holds nothing.
+func holdLease(ctx context.Context, sd *Side, s recordstore.Store) (func() error, error) {
+	undo := func() error { return nil }
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	leases := cs.CoordinationV1().Leases(s.Namespace)
+	err = corrupt(ctx, func() error {
+		l, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			l, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.LeaseName(), Namespace: s.Namespace}}, metav1.CreateOptions{})
+			if err == nil {
+				undo = func() error { return leases.Delete(ctx, s.LeaseName(), metav1.DeleteOptions{}) }
+			}
+		} else if err == nil {
+			undo = func() error {
+				cur, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				cur.Spec.HolderIdentity = nil
+				_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
+				return err
+			}
+		}
+		if err != nil {
+			return err
+		}
+		holder := "gauntlet-break"
+		l.Spec.HolderIdentity = &holder
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	})
+	return undo, err
 }

@@ -36,14 +36,30 @@ type info struct {
 	id, title string
 	headline  bool
 	reqs      []string
-	needs     []engine.Capability
-	after     []string
+	// recordsReqs are verified only on an estate that keeps its state in
+	// the cluster: a run on any other claims none of them, so its pass
+	// can never stand as their proof.
+	recordsReqs []string
+	needs       []engine.Capability
+	after       []string
 }
 
-func (m info) ID() string                 { return m.id }
-func (m info) Title() string              { return m.title }
-func (m info) Headline() bool             { return m.headline }
-func (m info) Requirements() []string     { return m.reqs }
+func (m info) ID() string     { return m.id }
+func (m info) Title() string  { return m.title }
+func (m info) Headline() bool { return m.headline }
+
+// Requirements lists every requirement the stage can verify.
+func (m info) Requirements() []string {
+	return append(append([]string(nil), m.reqs...), m.recordsReqs...)
+}
+
+// RequirementsFor lists those it verifies in this run.
+func (m info) RequirementsFor(r *Run) []string {
+	if r.RecordsEstate() {
+		return m.Requirements()
+	}
+	return m.reqs
+}
 func (m info) Needs() []engine.Capability { return m.needs }
 func (m info) After() []string            { return m.after }
 
@@ -90,4 +106,12 @@ func HeadlineIn(st Stage, r *Run) bool {
 		return true
 	}
 	return st.Headline()
+}
+
+// RequirementsIn lists the requirements st verifies in this run.
+func RequirementsIn(st Stage, r *Run) []string {
+	if f, ok := st.(interface{ RequirementsFor(*Run) []string }); ok {
+		return f.RequirementsFor(r)
+	}
+	return st.Requirements()
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func day2Teardown() Stage {
-	return &teardownStage{info{id: "day2_teardown", title: "Teardown", headline: true, reqs: []string{"GAUNT-TEARDOWN-01", "GAUNT-TEARDOWN-02"}, after: []string{"cold_deploy"}}}
+	return &teardownStage{info{id: "day2_teardown", title: "Teardown", headline: true, reqs: []string{"GAUNT-TEARDOWN-01", "GAUNT-TEARDOWN-02"}, recordsReqs: []string{"GAUNT-PAIR-TEARDOWN-01"}, after: []string{"cold_deploy"}}}
 }
 
 type teardownStage struct{ info }
