@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,7 +223,13 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 	rec.Claim([]string{recordsInCluster, recordsManage, recordsFollow, recordsReleased},
 		"records in the cluster on both sides, none beside a root (subject: %s); each names exactly what the engine lists, its serial only grew and its lineage held, and every lock was released", strings.Join(summary, "; "))
 
-	r.recordBreaks(ctx, rec, inCluster, reads["subject"].recs, func(sd *Side, root string, got *recordstore.Record) error {
+	// What the checks read is what the next stage follows from; the
+	// BREAKs' measurements below read corrupted records into reads.
+	keep := map[string]map[string]*recordstore.Record{}
+	for side, rd := range reads {
+		keep[side] = maps.Clone(rd.recs)
+	}
+	r.recordBreaks(ctx, rec, inCluster, keep["subject"], func(sd *Side, root string, got *recordstore.Record) error {
 		recs := map[string]*recordstore.Record{}
 		for k, v := range reads[sd.Name].recs {
 			recs[k] = v
@@ -235,11 +242,11 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 	if r.records == nil {
 		r.records = map[string]recordsSeen{}
 	}
-	for side, rd := range reads {
+	for side, recs := range keep {
 		if r.records[side] == nil {
 			r.records[side] = recordsSeen{}
 		}
-		for name, got := range rd.recs {
+		for name, got := range recs {
 			if got != nil {
 				r.records[side][name] = got
 			}
