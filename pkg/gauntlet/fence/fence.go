@@ -69,8 +69,6 @@ type Identity struct {
 	// grants are the Roles Grant made and revoke has not removed, by
 	// namespace/name.
 	grants map[string]bool
-	// expires is when the token ends.
-	expires time.Time
 }
 
 // tokenLife bounds the token: long enough for a stage, short enough that
@@ -151,7 +149,6 @@ func (id *Identity) create(ctx context.Context, admin *rest.Config, s Spec) erro
 	if err != nil {
 		return fmt.Errorf("token request: %w", err)
 	}
-	id.expires = tr.Status.ExpirationTimestamp.Time
 	id.Config = rest.AnonymousClientConfig(admin)
 	id.Config.BearerToken = tr.Status.Token
 	if id.self, err = kubernetes.NewForConfig(id.Config); err != nil {

@@ -15,10 +15,12 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // The pair's roots, as the estate keeps them.
@@ -111,6 +113,24 @@ func fenceWith(t *testing.T, cli string) {
 		if err != nil || got != q.want {
 			t.Errorf("%s may %s %s %s/%s: %v (%v), want %v", id.User, q.verb, q.res, q.ns, q.name, got, err, q.want)
 		}
+	}
+
+	// Its kubeconfig reaches the cluster as it: network's record closed,
+	// app's objects open.
+	own := filepath.Join(t.TempDir(), "own.kubeconfig")
+	if err := id.WriteKubeconfig(own); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := as.CoreV1().Secrets(network.Namespace).Get(ctx, network.SecretName(), metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("get %s through the identity's kubeconfig: %v, want Forbidden", network, err)
+	}
+	if _, err := as.CoreV1().ConfigMaps("platform-app").Get(ctx, "app-settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("get app's ConfigMap through the identity's kubeconfig: %v", err)
 	}
 
 	// The identity's own proxy: its requests are counted apart from the admin's.
