@@ -48,13 +48,13 @@ func (m info) Needs() []engine.Capability { return m.needs }
 func (m info) After() []string            { return m.after }
 
 // All returns every stage in run order. The evidence page orders rows by
-// Canonical instead: plan_approval runs before teardown because it needs
-// the estate deployed.
+// Canonical instead: plan_no_local_state and plan_approval run before
+// teardown because they need the estate deployed.
 func All() []Stage {
 	return []Stage{
 		coldDeploy(), migrate(), testPlan(), fenceStage(), testApply(), driftReconverge(),
 		day2Rename(), day2Remove(), day2Count(), day2Replace(), day2Crash(),
-		planApproval(), day2Teardown(), greenfield(), strict(), planNoLocalState(),
+		planNoLocalState(), planApproval(), day2Teardown(), greenfield(), strict(),
 	}
 }
 
@@ -75,4 +75,19 @@ func Known(id string) bool {
 		}
 	}
 	return false
+}
+
+// estateHeadline is a stage that is headline for the estates it applies
+// to (the pair's stages: an estate that keeps records in the cluster must
+// pass them to be clear), and outside the verdict for the rest.
+type estateHeadline interface {
+	HeadlineFor(r *Run) bool
+}
+
+// HeadlineIn reports whether st decides whether this run is clear.
+func HeadlineIn(st Stage, r *Run) bool {
+	if h, ok := st.(estateHeadline); ok && h.HeadlineFor(r) {
+		return true
+	}
+	return st.Headline()
 }
