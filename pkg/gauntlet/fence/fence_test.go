@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/fence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
@@ -73,14 +74,15 @@ func fenceWith(t *testing.T, cli string) {
 		}
 		dirs, appWS = append(dirs, ws.Dir), ws
 	}
-	network, err := recordstore.FromBackendBlock(dirs[0])
-	if err != nil {
-		t.Fatal(err)
+	var stores []recordstore.Store
+	for i, name := range []string{"network", "app"} {
+		r, err := (&estate.Root{Name: name, Dir: dirs[i]}).Records()
+		if err != nil || r == nil {
+			t.Fatalf("root %s's records: %v %v", name, r, err)
+		}
+		stores = append(stores, recordstore.Store{Namespace: r.Namespace, Suffix: r.Suffix})
 	}
-	app, err := recordstore.FromBackendBlock(dirs[1])
-	if err != nil {
-		t.Fatal(err)
-	}
+	network, app := stores[0], stores[1]
 	if network.SecretName() != "tfstate-default-network" || app.Namespace != "state-app" {
 		t.Fatalf("stores read from the backend blocks: %v, %v", network, app)
 	}

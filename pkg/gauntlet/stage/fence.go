@@ -197,23 +197,16 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 // openFence makes the side's identity for the fence, its proxy and its
 // workspace on the acted root.
 func openFence(ctx context.Context, r *Run, sd *Side, f *estate.Fence) (*fenced, error) {
-	var readsDir string
+	var readsRecords *estate.Records
 	for _, o := range sd.Others {
 		if o.Root.Name == f.Reads.Root {
-			readsDir = o.Root.Dir
+			readsRecords = o.Records
 		}
 	}
-	if readsDir == "" {
-		return nil, fmt.Errorf("fence: root %s is not among the side's other roots", f.Reads.Root)
+	if sd.Records == nil || readsRecords == nil {
+		return nil, fmt.Errorf("fence: roots %s and %s must both keep their state on the kubernetes backend: the fence closes records in the cluster", sd.Root.Name, f.Reads.Root)
 	}
-	own, err := recordstore.FromBackendBlock(sd.Root.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("fence: root %s: %w", sd.Root.Name, err)
-	}
-	reads, err := recordstore.FromBackendBlock(readsDir)
-	if err != nil {
-		return nil, fmt.Errorf("fence: root %s: %w", f.Reads.Root, err)
-	}
+	own, reads := storeOf(sd.Records), storeOf(readsRecords)
 	admin, err := kubernetes.NewForConfig(sd.Cluster.RESTConfig())
 	if err != nil {
 		return nil, err

@@ -140,11 +140,16 @@ func pairSide(ctx context.Context, t *testing.T, name, cli string) *Side {
 			return nil
 		}
 		er := &estate.Root{Name: root, Dir: ws.Dir}
+		records, err := er.Records()
+		if err != nil || records == nil {
+			t.Errorf("root %s's records: %v %v", root, records, err)
+			return nil
+		}
 		if root == "network" {
-			sd.Others = append(sd.Others, &OtherRoot{Root: er, Stock: ws, Before: true})
+			sd.Others = append(sd.Others, &OtherRoot{Root: er, Stock: ws, Engine: ws, Before: true, Records: records})
 			continue
 		}
-		sd.Root, sd.Engine, sd.Stock = er, ws, ws
+		sd.Root, sd.Engine, sd.Stock, sd.Records = er, ws, ws, records
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(c.RESTConfig())
 	if err != nil {
