@@ -152,9 +152,19 @@ func restoreField(patch, want string) string {
 	}
 	var out []map[string]any
 	for _, op := range ops {
-		if op["op"] == "replace" {
-			out = append(out, map[string]any{"op": "replace", "path": op["path"], "value": want})
+		if op["op"] != "replace" {
+			continue
 		}
+		// want is read back as text; a tamper of a number or a bool (a
+		// Service's port) is put back as one, else the API server refuses
+		// the undo.
+		var v any = want
+		if _, text := op["value"].(string); !text {
+			if err := json.Unmarshal([]byte(want), &v); err != nil {
+				v = want
+			}
+		}
+		out = append(out, map[string]any{"op": "replace", "path": op["path"], "value": v})
 	}
 	b, _ := json.Marshal(out)
 	return string(b)
