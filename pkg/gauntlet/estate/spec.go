@@ -60,6 +60,7 @@ type Spec struct {
 	Rename       *Rename       `json:"rename,omitempty"`
 	Remove       *Remove       `json:"remove,omitempty"`
 	PlanApproval *PlanApproval `json:"plan_approval,omitempty"`
+	Handoff      *Handoff      `json:"handoff,omitempty"`
 
 	// Dir is the estate's folder (set by Load).
 	Dir string `json:"-"`
@@ -433,6 +434,9 @@ func (s *Spec) validate() error {
 				return fmt.Errorf("stage sections name roots %q and %q: the stages act on one root per run", n, o)
 			}
 		}
+	}
+	if err := s.Handoff.check(names); err != nil {
+		return err
 	}
 	for _, k := range s.Kinds {
 		if k.Version == "" || k.Kind == "" {
