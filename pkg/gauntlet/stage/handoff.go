@@ -625,7 +625,7 @@ func killedApply(ctx context.Context, sd *Side, ws *engine.Workspace, m wire.Mat
 	var ee *exec.ExitError
 	if errors.As(ce.Err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			how = "died of " + ws.Signal().String()
+			how = fmt.Sprintf("died of signal %d (%s)", int(ws.Signal()), ws.Signal())
 		}
 	}
 	return fmt.Sprintf("killed right after the response to %s %s %s/%s: the engine %s", m.Verb, m.Resource, m.Namespace, m.Name, how), nil

@@ -34,11 +34,17 @@ var pairDir = filepath.Join("..", "..", "..", "estates", "reference-k8s-platform
 // the two applies, stock terraform moves it with state rm and import.
 // Every check must pass, each proved by its BREAK; afterwards stock
 // destroys both roots as the teardown does, reading the state the engine
-// under test left in network's Secret.
+// under test left in network's Secret. Sabotaged (every corruption
+// skipped), the same stage must have no BREAK prove anything.
 func TestHandoffOnThePair(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two real clusters and both CLIs, about two minutes: not with -short")
+		t.Skip("two real clusters and both CLIs twice, about two minutes: not with -short")
 	}
+	t.Run("clear", func(t *testing.T) { handoffOnThePair(t, false) })
+	t.Run("sabotaged", func(t *testing.T) { handoffOnThePair(t, true) })
+}
+
+func handoffOnThePair(t *testing.T, sabotage bool) {
 	tc := testenv.Toolchain(t, "tofu", "terraform", "terraform-provider-kubernetes", "terraform-provider-random")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -65,7 +71,7 @@ func TestHandoffOnThePair(t *testing.T) {
 		t.FailNow()
 	}
 	r := &Run{Spec: &estate.Spec{Handoff: &estate.Handoff{Address: "kubernetes_manifest.handoff", From: "app", To: "network"}},
-		Subject: sides[0], Oracle: sides[1], Log: testenv.Logger(t)}
+		Subject: sides[0], Oracle: sides[1], Log: testenv.Logger(t), Sabotage: sabotage}
 	start := time.Now()
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return pairSide(ctx, t, sd, subjectEngine, stockEngine) }); err != nil {
 		t.Fatal(err)
@@ -92,6 +98,17 @@ func TestHandoffOnThePair(t *testing.T) {
 	t.Logf("hand-off in %s: %s", time.Since(start).Round(time.Second), sr.Detail)
 	if runErr != nil {
 		t.Fatalf("the stage could not finish: %v", runErr)
+	}
+	if sabotage {
+		for _, b := range sr.Breaks {
+			if b.Outcome == result.Proved {
+				t.Errorf("sabotaged, BREAK %s still proved on %s (its check fails with no corruption): %s", b.Name, b.Side, b.Detail)
+			}
+		}
+		if len(sr.Breaks) == 0 {
+			t.Error("sabotaged, the stage ran no BREAK")
+		}
+		return
 	}
 	for _, c := range sr.Checks {
 		if c.Verdict != result.Pass {
