@@ -28,6 +28,9 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -314,16 +317,26 @@ func prepareSide(ctx context.Context, sd *stage.Side, spec *estate.Spec, pre *pr
 		if err != nil {
 			return err
 		}
+		records, err := root.Records()
+		if err != nil {
+			return err
+		}
 		if rs.Name != acted {
 			ws, err := pre.oracle.Workspace(root.Dir, kc, filepath.Join(logs, rs.Name))
 			if err != nil {
 				return err
 			}
-			sd.Others = append(sd.Others, &stage.OtherRoot{Root: root, Stock: ws, Before: before})
+			other := &stage.OtherRoot{Root: root, Stock: ws, Engine: ws, Before: before, Records: records}
+			if name == "subject" {
+				if other.Engine, err = pre.subject.Workspace(root.Dir, kc, filepath.Join(logs, rs.Name)); err != nil {
+					return err
+				}
+			}
+			sd.Others = append(sd.Others, other)
 			continue
 		}
 		before = false
-		sd.Root = root
+		sd.Root, sd.Records = root, records
 		if sd.Stock, err = pre.oracle.Workspace(root.Dir, kc, logs); err != nil {
 			return err
 		}
@@ -334,6 +347,56 @@ func prepareSide(ctx context.Context, sd *stage.Side, spec *estate.Spec, pre *pr
 		}
 		if sd.Engine, err = pre.subject.Workspace(root.Dir, kc, logs); err != nil {
 			return err
+		}
+	}
+	return keepLocal(ctx, sd)
+}
+
+// keepLocal prepares an estate whose roots keep their state on the
+// kubernetes backend: the namespaces the records go to are made (the
+// backend needs them before init; they are gauntlet's, part of the
+// baseline, and stay), and every root is kept on local state until the
+// migrate stage, its remote reads pointed at the local state files.
+func keepLocal(ctx context.Context, sd *stage.Side) error {
+	type rootRecords struct {
+		root    *estate.Root
+		records *estate.Records
+	}
+	all := []rootRecords{{sd.Root, sd.Records}}
+	for _, o := range sd.Others {
+		all = append(all, rootRecords{o.Root, o.Records})
+	}
+	cs, err := sd.Typed()
+	if err != nil {
+		return err
+	}
+	for _, rr := range all {
+		reads, err := rr.root.RemoteReads()
+		if err != nil {
+			return err
+		}
+		local := map[string]string{}
+		for _, rd := range reads {
+			for _, from := range all {
+				if from.records != nil && *from.records == rd.Records {
+					local[rd.Name] = filepath.Join(from.root.Dir, "terraform.tfstate")
+				}
+			}
+			if _, ok := local[rd.Name]; !ok {
+				return fmt.Errorf("root %s: data.terraform_remote_state.%s reads %s, which no root of the estate keeps", rr.root.Name, rd.Name, rd.Records)
+			}
+		}
+		if rr.records == nil && len(local) == 0 {
+			continue
+		}
+		if rr.records != nil {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rr.records.Namespace}}
+			if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("root %s: the records namespace %s: %w", rr.root.Name, rr.records.Namespace, err)
+			}
+		}
+		if err := rr.root.WriteLocalOverride(local); err != nil {
+			return fmt.Errorf("root %s: %w", rr.root.Name, err)
 		}
 	}
 	return nil
@@ -347,7 +410,7 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 	byID := map[string]result.Stage{}
 	stopped := ""
 	for _, st := range stage.All() {
-		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: st.Headline(), Requirements: st.Requirements()}
+		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: stage.HeadlineIn(st, r), Requirements: stage.RequirementsIn(st, r)}
 		reason := notRunReason(st, r, verdicts, o, res.Cancelled != nil)
 		if reason == "" && stopped != "" {
 			reason = "stopped early after " + stopped
@@ -497,7 +560,15 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 				err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 			}
 		}()
-		return st.Run(ctx, r, rec)
+		if err := st.Run(ctx, r, rec); err != nil {
+			return err
+		}
+		// Once the estate's records live in the cluster, every stage ends
+		// with the record-store checks.
+		if r.RecordsLive() {
+			return r.CheckRecords(ctx, rec)
+		}
+		return nil
 	}()
 	sr.Duration = time.Since(start)
 	rec.Figure("subject.engine_calls", r.Subject.Calls()-calls0[0])

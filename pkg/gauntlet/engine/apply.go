@@ -18,6 +18,8 @@ type ApplyOptions struct {
 	Destroy bool
 	// Targets pass -target=ADDR each (not with PlanFile).
 	Targets []string
+	// NoLock passes -lock=false: the apply takes no state lock.
+	NoLock bool
 }
 
 // Applied are the counts an apply printed.
@@ -49,6 +51,9 @@ var (
 // and whatever counts were printed (usually none).
 func (w *Workspace) Apply(ctx context.Context, o ApplyOptions, opts ...RunOption) (Applied, error) {
 	args := []string{"apply", "-input=false", "-no-color"}
+	if o.NoLock {
+		args = append(args, "-lock=false")
+	}
 	if o.Parallelism > 0 {
 		args = append(args, "-parallelism="+strconv.Itoa(o.Parallelism))
 	}

@@ -1,12 +1,9 @@
 package recordstore_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,44 +243,15 @@ func mustRead(ctx context.Context, t *testing.T, cs kubernetes.Interface, s reco
 // corrupt rewrites the state in the Secret with f and returns the undo.
 func corrupt(ctx context.Context, t *testing.T, cs kubernetes.Interface, s recordstore.Store, f func(map[string]any)) func() {
 	t.Helper()
-	sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
+	restore, err := recordstore.Rewrite(ctx, cs, s, func(st map[string]any) error { f(st); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig := sec.Data["tfstate"]
-	zr, err := gzip.NewReader(bytes.NewReader(orig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st map[string]any
-	if err := json.Unmarshal(raw, &st); err != nil {
-		t.Fatal(err)
-	}
-	f(st)
-	changed, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(changed)
-	zw.Close()
-	put := func(b []byte) {
-		sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sec.Data["tfstate"] = b
-		if _, err := cs.CoreV1().Secrets(s.Namespace).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+	return func() {
+		if err := restore(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(buf.Bytes())
-	return func() { put(orig) }
 }
 
 func jsonString(s string) string {

@@ -117,6 +117,10 @@ type stateV4 struct {
 	} `json:"resources"`
 }
 
+// Decode reads a state file's bytes (JSON, format version 4), as a local
+// state file holds them.
+func Decode(b []byte) (*Record, error) { return decode(b) }
+
 func decode(b []byte) (*Record, error) {
 	var st stateV4
 	if err := json.Unmarshal(b, &st); err != nil {
@@ -292,4 +296,78 @@ func Unchanged(namespace string, before, after Snapshot, only string) error {
 		return fmt.Errorf("namespace %s: %s", namespace, strings.Join(diffs, "; "))
 	}
 	return nil
+}
+
+// Rewrite changes the state the Secret holds behind the engine's back:
+// f edits the decoded state (JSON object), which is written back gzipped.
+// It returns a func that puts the Secret's original bytes back. BREAKs use
+// it to corrupt a record; stages use it to set a state aside.
+func Rewrite(ctx context.Context, cs kubernetes.Interface, s Store, f func(state map[string]any) error) (restore func(context.Context) error, err error) {
+	sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s, err)
+	}
+	orig := sec.Data["tfstate"]
+	raw, err := gunzip(orig)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the tfstate key does not decode (gzip): %w", s, err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("%s: the state is not JSON: %w", s, err)
+	}
+	if err := f(st); err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	changed, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(changed); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	put := func(ctx context.Context, b []byte) error {
+		sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("read %s: %w", s, err)
+		}
+		sec.Data["tfstate"] = b
+		if _, err := cs.CoreV1().Secrets(s.Namespace).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("write %s: %w", s, err)
+		}
+		return nil
+	}
+	if err := put(ctx, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return put(ctx, orig) }, nil
+}
+
+// Backup reads the state Secret's bytes and returns a func that writes
+// them back unchanged, for BREAKs that corrupt state through the engine.
+func Backup(ctx context.Context, cs kubernetes.Interface, s Store) (restore func(context.Context) error, err error) {
+	return Rewrite(ctx, cs, s, func(map[string]any) error { return nil })
+}
+
+// ReadState returns the state the Secret holds, decoded as JSON: what a
+// stage keeps to put a part of it back later (a root's outputs).
+func ReadState(ctx context.Context, cs kubernetes.Interface, s Store) (map[string]any, error) {
+	sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s, err)
+	}
+	raw, err := gunzip(sec.Data["tfstate"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: the tfstate key does not decode (gzip): %w", s, err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("%s: the state is not JSON: %w", s, err)
+	}
+	return st, nil
 }

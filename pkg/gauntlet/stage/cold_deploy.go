@@ -113,7 +113,7 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	victim := r.Objects[len(r.Objects)-1]
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + victim.Address + " from one side's state with the CLI's state rm",
 		Victim: victim.Address, Covers: []string{sameState}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		restore, err := backupState(sd)
+		restore, err := backupState(ctx, sd)
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +139,9 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 			return one(sameObjs, e), err
 		})
 	})
+	if err := r.checkOthersCold(ctx, rec); err != nil {
+		return err
+	}
 	r.availability(ctx, rec, "after the cold deploy")
 	return nil
 }

@@ -74,6 +74,9 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 		return undoing(one(position, world(ctx, sd)), nil, func() error { return sd.Delete(ctx, second.Ref) })
 	})
+	if r.RecordsLive() {
+		r.checkInterruptedRecord(ctx, rec, first.Address, second.Address)
+	}
 	want := map[string]string{second.Address: "create"}
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {

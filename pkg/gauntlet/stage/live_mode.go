@@ -7,17 +7,13 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 )
 
-// The two stages below only mean something for engines that keep estate
+// The strict profile only means something for engines that keep estate
 // membership on the live objects: for every other engine the runner
-// reports them not_run, naming the missing capability. No live-mode engine
-// can be built here yet, so their run fails loudly instead of pretending.
+// reports it not_run, naming the missing capability. No live-mode engine
+// can be built here yet, so its run fails loudly instead of pretending.
 
 func strict() Stage {
 	return &liveModeStage{info{id: "strict", title: "Strict profile", reqs: []string{"GAUNT-LIVE-STRICT-01"}, needs: []engine.Capability{engine.LiveMode}, after: []string{"cold_deploy"}}}
-}
-
-func planNoLocalState() Stage {
-	return &liveModeStage{info{id: "plan_no_local_state", title: "Plan with no local state", reqs: []string{"GAUNT-LIVE-NOSTATE-01"}, needs: []engine.Capability{engine.LiveMode}, after: []string{"migrate"}}}
 }
 
 type liveModeStage struct{ info }

@@ -9,19 +9,36 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 )
 
 func migrate() Stage {
-	return &migrateStage{info{id: "migrate", title: "Migrate", headline: true, reqs: []string{"GAUNT-MIG-01"}, after: []string{"cold_deploy"}}}
+	return &migrateStage{info{id: "migrate", title: "Migrate", headline: true, reqs: []string{"GAUNT-MIG-01"}, recordsReqs: []string{"GAUNT-RECORDS-01"}, after: []string{"cold_deploy"}}}
 }
 
 type migrateStage struct{ info }
 
 // Run has each side's engine take over the stock state in its root: the
 // engine under test adopts terraform's state file on the subject cluster.
+//
+// An estate on the kubernetes backend was cold-deployed on local state:
+// here each side's engine moves every root's state into the cluster with
+// its own init -migrate-state, in apply order, and acts on every root
+// from then on.
 func (s *migrateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	lists := map[string][]string{}
+	moved := map[string]map[string]*recordstore.Record{}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		if r.RecordsEstate() {
+			local, err := sd.migrateRecords(ctx)
+			if err != nil {
+				return err
+			}
+			r.noteLocal(sd.Name, local)
+			r.mu.Lock()
+			moved[sd.Name] = local
+			r.mu.Unlock()
+		}
 		if _, err := sd.Engine.Init(ctx); err != nil {
 			return err
 		}
@@ -55,6 +72,16 @@ func (s *migrateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Check(same, sameShape(subj, orc), "the oracle's own plan is the same")
 	rec.Claim([]string{accounted, isEmpty, same}, "%s took over %s's state on the subject cluster: %d of %d addresses accounted for by name (%s), and its first plan is empty (%s), as stock's is on the oracle cluster",
 		r.Subject.Engine.Engine.Profile, r.Subject.Stock.Engine.Profile, len(want), len(want), strings.Join(want, ", "), subj.Counts)
+	if r.RecordsEstate() {
+		var roots []string
+		for _, rr := range r.Subject.recordRoots() {
+			if l := moved["subject"][rr.name]; l != nil {
+				roots = append(roots, fmt.Sprintf("%s (%d addresses, serial %d) into %s", rr.name, len(l.Managed), l.Serial, rr.store))
+			}
+		}
+		rec.Say("each side's engine moved every root's local state into the cluster with init -migrate-state -force-copy, in apply order: %s; the local files the move leaves behind were set aside out of the roots",
+			strings.Join(roots, ", "))
+	}
 
 	victim := r.Objects[0].Address
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + victim + " from the adopted state",

@@ -19,6 +19,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Side is one cluster with the engines that act on it.
@@ -43,11 +44,18 @@ type Side struct {
 	// side, the oracle CLI on the oracle side.
 	Engine *engine.Workspace
 
+	// Records is where Root keeps its state on the kubernetes backend
+	// (nil for a root on local state). Until the migrate stage moves it
+	// there, every root of the side is kept on local state.
+	Records *estate.Records
+
 	Dynamic dynamic.Interface
 	Mapper  meta.RESTMapper
 
-	mu    sync.Mutex
-	extra []*engine.Workspace
+	mu          sync.Mutex
+	extra       []*engine.Workspace
+	recordsLive bool
+	typed       kubernetes.Interface
 }
 
 // OtherRoot is a root the stages do not act on, with the stock workspace
@@ -55,6 +63,13 @@ type Side struct {
 type OtherRoot struct {
 	Root  *estate.Root
 	Stock *engine.Workspace
+	// Engine is this side's engine in the root: it takes the root over
+	// with the acted one when the migrate stage moves the estate's state
+	// into the cluster, and then destroys it at teardown.
+	Engine *engine.Workspace
+	// Records is where the root keeps its state on the kubernetes
+	// backend, nil for local state.
+	Records *estate.Records
 	// Before says it comes before the acted root in apply order (a CRD
 	// before its custom resources); the rest come after it.
 	Before bool
@@ -82,6 +97,9 @@ func (s *Side) Calls() int {
 	}
 	for _, o := range s.Others {
 		n += len(o.Stock.Calls())
+		if o.Engine != nil && o.Engine != o.Stock {
+			n += len(o.Engine.Calls())
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,6 +124,9 @@ func (s *Side) CallTime() time.Duration {
 	}
 	for _, o := range s.Others {
 		sum(o.Stock)
+		if o.Engine != nil && o.Engine != o.Stock {
+			sum(o.Engine)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,6 +166,9 @@ type Run struct {
 	derived     *derive.Plans
 	coldOracle  *inventory.Inventory
 	coldObjects []Object
+	// records are the records the last record-store check read, by side
+	// and root.
+	records map[string]recordsSeen
 }
 
 // Sides returns subject then oracle.
@@ -204,7 +228,7 @@ func (s *Side) destroyOthers(ctx context.Context, before bool) error {
 		if o.Before != before {
 			continue
 		}
-		if _, err := o.Stock.Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
+		if _, err := s.otherWorkspace(o).Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
 			return fmt.Errorf("destroy root %s: %w", o.Root.Name, err)
 		}
 	}
@@ -218,4 +242,37 @@ func otherNames(others []*OtherRoot) string {
 		names = append(names, "root "+o.Root.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// otherWorkspace is the workspace that acts on another root now: stock
+// until the migrate stage moved the estate's records into the cluster,
+// this side's engine after (it wrote the records last; an older stock
+// refuses a state a newer engine wrote).
+func (s *Side) otherWorkspace(o *OtherRoot) *engine.Workspace {
+	if s.live() && o.Engine != nil {
+		return o.Engine
+	}
+	return o.Stock
+}
+
+// live reports whether the side's records are in the cluster.
+func (s *Side) live() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recordsLive
+}
+
+// Typed is a clientset for the side's cluster (gauntlet's own reads of
+// the records; not through the wire proxy).
+func (s *Side) Typed() (kubernetes.Interface, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.typed == nil {
+		cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
+		if err != nil {
+			return nil, fmt.Errorf("%s: clientset: %w", s.Name, err)
+		}
+		s.typed = cs
+	}
+	return s.typed, nil
 }

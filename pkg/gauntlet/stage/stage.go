@@ -36,25 +36,41 @@ type info struct {
 	id, title string
 	headline  bool
 	reqs      []string
-	needs     []engine.Capability
-	after     []string
+	// recordsReqs are verified only on an estate that keeps its state in
+	// the cluster: a run on any other claims none of them, so its pass
+	// can never stand as their proof.
+	recordsReqs []string
+	needs       []engine.Capability
+	after       []string
 }
 
-func (m info) ID() string                 { return m.id }
-func (m info) Title() string              { return m.title }
-func (m info) Headline() bool             { return m.headline }
-func (m info) Requirements() []string     { return m.reqs }
+func (m info) ID() string     { return m.id }
+func (m info) Title() string  { return m.title }
+func (m info) Headline() bool { return m.headline }
+
+// Requirements lists every requirement the stage can verify.
+func (m info) Requirements() []string {
+	return append(append([]string(nil), m.reqs...), m.recordsReqs...)
+}
+
+// RequirementsFor lists those it verifies in this run.
+func (m info) RequirementsFor(r *Run) []string {
+	if r.RecordsEstate() {
+		return m.Requirements()
+	}
+	return m.reqs
+}
 func (m info) Needs() []engine.Capability { return m.needs }
 func (m info) After() []string            { return m.after }
 
 // All returns every stage in run order. The evidence page orders rows by
-// Canonical instead: plan_approval runs before teardown because it needs
-// the estate deployed.
+// Canonical instead: plan_no_local_state and plan_approval run before
+// teardown because they need the estate deployed.
 func All() []Stage {
 	return []Stage{
 		coldDeploy(), migrate(), testPlan(), testApply(), driftReconverge(),
 		day2Rename(), day2Remove(), day2Count(), day2Replace(), day2Crash(),
-		planApproval(), handoff(), day2Teardown(), greenfield(), strict(), planNoLocalState(),
+		planNoLocalState(), planApproval(), handoff(), day2Teardown(), greenfield(), strict(),
 	}
 }
 
@@ -75,4 +91,27 @@ func Known(id string) bool {
 		}
 	}
 	return false
+}
+
+// estateHeadline is a stage that is headline for the estates it applies
+// to (the pair's stages: an estate that keeps records in the cluster must
+// pass them to be clear), and outside the verdict for the rest.
+type estateHeadline interface {
+	HeadlineFor(r *Run) bool
+}
+
+// HeadlineIn reports whether st decides whether this run is clear.
+func HeadlineIn(st Stage, r *Run) bool {
+	if h, ok := st.(estateHeadline); ok && h.HeadlineFor(r) {
+		return true
+	}
+	return st.Headline()
+}
+
+// RequirementsIn lists the requirements st verifies in this run.
+func RequirementsIn(st Stage, r *Run) []string {
+	if f, ok := st.(interface{ RequirementsFor(*Run) []string }); ok {
+		return f.RequirementsFor(r)
+	}
+	return st.Requirements()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
@@ -362,9 +363,21 @@ func (r *Run) deltaLine() string {
 	return "gauntlet's providers file and its deltas: " + strings.Join(names, ", ")
 }
 
-// backupState copies a side's local state file aside and returns a func
-// that puts it back, for BREAKs that corrupt state.
-func backupState(s *Side) (func() error, error) {
+// backupState copies a side's acted state aside - its local file, or its
+// record in the cluster once the records live there - and returns a func
+// that puts it back byte for byte, for BREAKs that corrupt state.
+func backupState(ctx context.Context, s *Side) (func() error, error) {
+	if s.live() && s.Records != nil {
+		cs, err := s.Typed()
+		if err != nil {
+			return nil, err
+		}
+		restore, err := recordstore.Backup(ctx, cs, storeOf(s.Records))
+		if err != nil {
+			return nil, fmt.Errorf("back up state: %w", err)
+		}
+		return func() error { return restore(context.WithoutCancel(ctx)) }, nil
+	}
 	path := filepath.Join(s.Root.Dir, "terraform.tfstate")
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -11,11 +11,12 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func day2Teardown() Stage {
-	return &teardownStage{info{id: "day2_teardown", title: "Teardown", headline: true, reqs: []string{"GAUNT-TEARDOWN-01", "GAUNT-TEARDOWN-02"}, after: []string{"cold_deploy"}}}
+	return &teardownStage{info{id: "day2_teardown", title: "Teardown", headline: true, reqs: []string{"GAUNT-TEARDOWN-01", "GAUNT-TEARDOWN-02"}, recordsReqs: []string{"GAUNT-PAIR-TEARDOWN-01"}, after: []string{"cold_deploy"}}}
 }
 
 type teardownStage struct{ info }
@@ -40,7 +41,22 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	acted := map[string][]string{}
 	copies := map[string]*unstructured.Unstructured{}
 	victim := teardownVictim(r.Objects, r.victim())
+	stoodOn := map[string]map[string]recordstore.Snapshot{}
+	outputs := map[string]map[string]any{}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		if r.RecordsLive() {
+			snap, err := takeStoodOn(ctx, sd)
+			if err != nil {
+				return err
+			}
+			out, err := r.stoodOnOutputs(ctx, sd)
+			if err != nil {
+				return err
+			}
+			r.mu.Lock()
+			stoodOn[sd.Name], outputs[sd.Name] = snap, out
+			r.mu.Unlock()
+		}
 		u, err := sd.Get(ctx, victim.Ref)
 		if err != nil || u == nil {
 			return fmt.Errorf("read %s before the destroy: %v", victim.Ref, cmpErr(err, "not found"))
@@ -97,10 +113,20 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return nil
 	}), strings.Join(r.Spec.WritesInto, ", "))
 	rec.NoBreak(active, "no corruption can take a system namespace out of Active and bring it back; its contents are compared by the next check and its BREAK")
+	if r.RecordsLive() {
+		r.checkStoodOnUntouched(ctx, rec, stoodOn)
+	}
 	// The roots the acted one stood on go last, before the baseline is
 	// compared: the estate as a whole must leave nothing behind.
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.destroyOthers(ctx, true) }); err != nil {
 		return err
+	}
+	if r.RecordsLive() {
+		if err := r.checkReaderRefused(ctx, rec, outputs); err != nil {
+			return err
+		}
+		rec.Claim([]string{standsOnUntouched, readerRefused}, "%s went first and left the records of %s untouched (every Secret and Lease at the same resourceVersion); once those were destroyed, %s's plan was refused on its read of their outputs",
+			r.Subject.Root.Name, otherNames(r.Subject.Others), r.Subject.Root.Name)
 	}
 	diffs := map[string]baseline.Diff{}
 	compare := func(ctx context.Context, sd *Side) error {

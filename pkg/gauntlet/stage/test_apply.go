@@ -33,9 +33,13 @@ func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
+	mark := map[string]int{"subject": len(r.Subject.Proxy.Log()), "oracle": len(r.Oracle.Proxy.Log())}
 	subj, orc, err := r.applyBoth(ctx, engine.ApplyOptions{})
 	if err != nil {
 		return err
+	}
+	if r.RecordsLive() {
+		r.checkLockOnWire(ctx, rec, mark)
 	}
 	rec.Check(noop, assert(subj), subj.String())
 	rec.Check(oracleNop, assert(orc), orc.String())

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 )
 
 func testPlan() Stage {
@@ -31,7 +32,7 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		imports = append(imports, engine.Import{To: o.Address, ID: importID(o)})
 	}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		if err := os.Rename(filepath.Join(sd.Root.Dir, "terraform.tfstate"), filepath.Join(sd.Root.Dir, "terraform.tfstate.before-replan")); err != nil {
+		if err := setStateAside(ctx, sd); err != nil {
 			return fmt.Errorf("set state aside: %w", err)
 		}
 		return sd.Engine.WriteImports(importsFile, imports)
@@ -180,4 +181,25 @@ func residue(p *engine.Plan) string {
 		parts = append(parts, rc.Address+" ("+strings.Join(keys, ", ")+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// setStateAside leaves the acted root with no state: its local file
+// renamed, or - for records in the cluster - the record emptied in place
+// (same lineage, next serial), as a state with nothing in it.
+func setStateAside(ctx context.Context, sd *Side) error {
+	if !sd.live() || sd.Records == nil {
+		return os.Rename(filepath.Join(sd.Root.Dir, "terraform.tfstate"), filepath.Join(sd.Root.Dir, "terraform.tfstate.before-replan"))
+	}
+	cs, err := sd.Typed()
+	if err != nil {
+		return err
+	}
+	_, err = recordstore.Rewrite(ctx, cs, storeOf(sd.Records), func(st map[string]any) error {
+		serial, _ := st["serial"].(float64)
+		st["serial"] = serial + 1
+		st["resources"] = []any{}
+		st["outputs"] = map[string]any{}
+		return nil
+	})
+	return err
 }

@@ -13,7 +13,7 @@ import (
 // unbound removes address from a side's state (the engine's own state rm),
 // measures, and puts the state file back byte for byte.
 func (s *Side) unbound(ctx context.Context, address string, measure func() (Measured, error)) (Measured, error) {
-	restore, err := backupState(s)
+	restore, err := backupState(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,597 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// An estate whose roots use the kubernetes backend keeps its state in
+// the cluster. Cold deploy applies it on local state (an override file
+// per root); the migrate stage moves every root's state into the cluster
+// with the engine's own init -migrate-state; from then on every stage
+// ends with the record-store checks below, each proven by its BREAK.
+
+// recordRoot is one root of a side whose state is kept in the cluster.
+type recordRoot struct {
+	name  string
+	dir   string
+	store recordstore.Store
+	// ws is the workspace acting on the root now.
+	ws *engine.Workspace
+}
+
+func storeOf(r *estate.Records) recordstore.Store {
+	return recordstore.Store{Namespace: r.Namespace, Suffix: r.Suffix}
+}
+
+// recordRoots lists the side's roots on the kubernetes backend in apply
+// order.
+func (s *Side) recordRoots() []recordRoot {
+	var out []recordRoot
+	add := func(o *OtherRoot) {
+		if o.Records != nil {
+			out = append(out, recordRoot{name: o.Root.Name, dir: o.Root.Dir, store: storeOf(o.Records), ws: s.otherWorkspace(o)})
+		}
+	}
+	for _, o := range s.Others {
+		if o.Before {
+			add(o)
+		}
+	}
+	if s.Records != nil {
+		out = append(out, recordRoot{name: s.Root.Name, dir: s.Root.Dir, store: storeOf(s.Records), ws: s.Engine})
+	}
+	for _, o := range s.Others {
+		if !o.Before {
+			add(o)
+		}
+	}
+	return out
+}
+
+// RecordsEstate reports whether any of the estate's roots keeps its state
+// on the kubernetes backend.
+func (r *Run) RecordsEstate() bool { return len(r.Subject.recordRoots()) > 0 }
+
+// RecordsLive reports whether the migrate stage has moved the estate's
+// state into the cluster on both sides.
+func (r *Run) RecordsLive() bool { return r.RecordsEstate() && r.Subject.live() && r.Oracle.live() }
+
+// migrateRecords moves every root's local state into the cluster with
+// this side's engine, in apply order, and sets the local file the
+// migration leaves behind (both stock engines keep it) out of the root.
+// It returns each root's local state as read before the move, by root.
+func (s *Side) migrateRecords(ctx context.Context) (map[string]*recordstore.Record, error) {
+	if err := s.Root.RemoveLocalOverride(); err != nil {
+		return nil, err
+	}
+	for _, o := range s.Others {
+		if err := o.Root.RemoveLocalOverride(); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	s.recordsLive = true // from here on the engine acts on every root
+	s.mu.Unlock()
+	local := map[string]*recordstore.Record{}
+	for _, rr := range s.recordRoots() {
+		path := filepath.Join(rr.dir, "terraform.tfstate")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("root %s: the local state to migrate: %w", rr.name, err)
+		}
+		if local[rr.name], err = recordstore.Decode(b); err != nil {
+			return nil, fmt.Errorf("root %s: %s: %w", rr.name, path, err)
+		}
+		if _, err := rr.ws.Run(ctx, []string{"init", "-input=false", "-no-color", "-migrate-state", "-force-copy"}); err != nil {
+			return nil, fmt.Errorf("root %s: init -migrate-state: %w", rr.name, err)
+		}
+		for _, f := range []string{"terraform.tfstate", "terraform.tfstate.backup"} {
+			from := filepath.Join(rr.dir, f)
+			if _, err := os.Stat(from); err != nil {
+				continue
+			}
+			if err := os.Rename(from, filepath.Join(filepath.Dir(rr.dir), rr.name+"."+f+".migrated")); err != nil {
+				return nil, fmt.Errorf("root %s: set the migrated local state aside: %w", rr.name, err)
+			}
+		}
+	}
+	return local, nil
+}
+
+// The record-store checks every stage ends with once the records live in
+// the cluster.
+const (
+	recordsInCluster = "every root's state is a record in the cluster, none beside the root"
+	recordsManage    = "each record names exactly what the engine manages"
+	recordsFollow    = "serial only grows, lineage never changes"
+	recordsReleased  = "every lock released"
+)
+
+// recordsSeen is what the last record-store check read, by side and root.
+type recordsSeen map[string]*recordstore.Record
+
+// localStateFiles names the state files a root on the kubernetes backend
+// must not have beside it.
+func localStateFiles(dir string) error {
+	var found []string
+	for _, f := range []string{"terraform.tfstate", "terraform.tfstate.d"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			found = append(found, f)
+		}
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("%s beside root %s", strings.Join(found, " and "), filepath.Base(dir))
+	}
+	return nil
+}
+
+// CheckRecords runs the record-store checks on both sides, and their
+// BREAKs on the acted root's records (or the first root's).
+func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
+	type read struct {
+		recs  map[string]*recordstore.Record
+		lists map[string][]string
+	}
+	reads, err := gather(ctx, r, func(ctx context.Context, sd *Side) (read, error) {
+		out := read{recs: map[string]*recordstore.Record{}, lists: map[string][]string{}}
+		for _, rr := range sd.recordRoots() {
+			l, err := rr.ws.StateList(ctx)
+			if err != nil {
+				return out, fmt.Errorf("root %s: %w", rr.name, err)
+			}
+			out.lists[rr.name] = l
+		}
+		return out, nil
+	})
+	if err != nil {
+		return err
+	}
+	inCluster := func(ctx context.Context, sd *Side) error {
+		var errs []error
+		for _, rr := range sd.recordRoots() {
+			errs = append(errs, localStateFiles(rr.dir))
+			got, err := readRecord(ctx, sd, rr.store)
+			errs = append(errs, err)
+			r.mu.Lock()
+			reads[sd.Name].recs[rr.name] = got
+			r.mu.Unlock()
+		}
+		return errors.Join(errs...)
+	}
+	rec.Check(recordsInCluster, r.both(ctx, inCluster), "no terraform.tfstate and no terraform.tfstate.d beside any root; each state Secret read and decoded")
+	manage := func(sd *Side, recs map[string]*recordstore.Record) error {
+		var errs []error
+		for _, rr := range sd.recordRoots() {
+			if got := recs[rr.name]; got != nil {
+				errs = append(errs, recordstore.Manages(rr.store, got, reads[sd.Name].lists[rr.name]))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	rec.Check(recordsManage, r.both(ctx, func(ctx context.Context, sd *Side) error { return manage(sd, reads[sd.Name].recs) }),
+		"compared with the engine's state list of each root")
+	follow := func(sd *Side, recs map[string]*recordstore.Record) error {
+		var errs []error
+		for _, rr := range sd.recordRoots() {
+			before := r.seen(sd.Name, rr.name)
+			if got := recs[rr.name]; got != nil && before != nil {
+				errs = append(errs, recordstore.Follows(rr.store, before, got))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	rec.Check(recordsFollow, r.both(ctx, func(ctx context.Context, sd *Side) error { return follow(sd, reads[sd.Name].recs) }),
+		"each record against the one read at the end of the stage before (after migrate: against the local state it came from)")
+	released := func(ctx context.Context, sd *Side) error {
+		var errs []error
+		for _, rr := range sd.recordRoots() {
+			cs, err := sd.Typed()
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			lk, err := recordstore.ReadLock(ctx, cs, rr.store)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			errs = append(errs, recordstore.Released(rr.store, lk))
+		}
+		return errors.Join(errs...)
+	}
+	rec.Check(recordsReleased, r.both(ctx, released), "no lock Lease has a holder")
+	var summary []string
+	for _, rr := range r.Subject.recordRoots() {
+		if got := reads["subject"].recs[rr.name]; got != nil {
+			summary = append(summary, fmt.Sprintf("%s serial %d, %d addresses", rr.store, got.Serial, len(got.Managed)))
+		}
+	}
+	rec.Claim([]string{recordsInCluster, recordsManage, recordsFollow, recordsReleased},
+		"records in the cluster on both sides, none beside a root (subject: %s); each names exactly what the engine lists, its serial only grew and its lineage held, and every lock was released", strings.Join(summary, "; "))
+
+	r.recordBreaks(ctx, rec, inCluster, reads["subject"].recs, func(sd *Side, root string, got *recordstore.Record) error {
+		recs := map[string]*recordstore.Record{}
+		for k, v := range reads[sd.Name].recs {
+			recs[k] = v
+		}
+		recs[root] = got
+		return manage(sd, recs)
+	}, follow, released)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.records == nil {
+		r.records = map[string]recordsSeen{}
+	}
+	for side, rd := range reads {
+		if r.records[side] == nil {
+			r.records[side] = recordsSeen{}
+		}
+		for name, got := range rd.recs {
+			if got != nil {
+				r.records[side][name] = got
+			}
+		}
+	}
+	return nil
+}
+
+// seen is the record the last check read for a side's root.
+func (r *Run) seen(side, root string) *recordstore.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.records[side][root]
+}
+
+// noteLocal makes the local states the migration read the records the
+// first check follows from.
+func (r *Run) noteLocal(side string, local map[string]*recordstore.Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.records == nil {
+		r.records = map[string]recordsSeen{}
+	}
+	r.records[side] = recordsSeen{}
+	for k, v := range local {
+		r.records[side][k] = v
+	}
+}
+
+func readRecord(ctx context.Context, sd *Side, s recordstore.Store) (*recordstore.Record, error) {
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	return recordstore.Read(ctx, cs, s)
+}
+
+// recordBreaks corrupts the records behind the engine's back, one way per
+// check, and measures the check again: the failure must name the Secret,
+// the file, the address or the Lease corrupted.
+func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(context.Context, *Side) error,
+	now map[string]*recordstore.Record, manage func(sd *Side, root string, got *recordstore.Record) error, follow func(*Side, map[string]*recordstore.Record) error, released func(context.Context, *Side) error) {
+	roots := r.Subject.recordRoots()
+	v := roots[len(roots)-1]
+	for _, rr := range roots {
+		if rr.name == r.Subject.Root.Name {
+			v = rr
+		}
+	}
+	victim := func(sd *Side) recordRoot {
+		for _, rr := range sd.recordRoots() {
+			if rr.name == v.name {
+				return rr
+			}
+		}
+		return v
+	}
+	r.breakBoth(ctx, rec, Breaking{Name: "record_taken", Corruption: "deletes " + v.store.String() + " behind the engine's back",
+		Victim: v.store.String(), Covers: []string{recordsInCluster}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		cs, err := sd.Typed()
+		if err != nil {
+			return nil, err
+		}
+		rr := victim(sd)
+		sec, err := cs.CoreV1().Secrets(rr.store.Namespace).Get(ctx, rr.store.SecretName(), metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if err := corrupt(ctx, func() error {
+			return cs.CoreV1().Secrets(rr.store.Namespace).Delete(ctx, rr.store.SecretName(), metav1.DeleteOptions{})
+		}); err != nil {
+			return nil, err
+		}
+		m := one(recordsInCluster, inCluster(ctx, sd))
+		return undoing(m, nil, func() error {
+			if _, err := cs.CoreV1().Secrets(rr.store.Namespace).Get(ctx, rr.store.SecretName(), metav1.GetOptions{}); err == nil {
+				return nil
+			}
+			sec.ResourceVersion, sec.UID = "", ""
+			_, err := cs.CoreV1().Secrets(rr.store.Namespace).Create(ctx, sec, metav1.CreateOptions{})
+			return err
+		})
+	})
+	r.breakBoth(ctx, rec, Breaking{Name: "state_file_beside_root", Corruption: "writes a terraform.tfstate beside root " + v.name,
+		Victim: "terraform.tfstate", Covers: []string{recordsInCluster}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		path := filepath.Join(victim(sd).dir, "terraform.tfstate")
+		if err := corrupt(ctx, func() error { return os.WriteFile(path, []byte("{}\n"), 0o644) }); err != nil {
+			return nil, err
+		}
+		m := one(recordsInCluster, inCluster(ctx, sd))
+		return undoing(m, nil, func() error {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			return nil
+		})
+	})
+	rewritten := func(check string, edit func(map[string]any) error, measure func(ctx context.Context, sd *Side) error) breakFunc {
+		return func(ctx context.Context, sd *Side) (Measured, error) {
+			cs, err := sd.Typed()
+			if err != nil {
+				return nil, err
+			}
+			restore := func(context.Context) error { return nil }
+			if err := corrupt(ctx, func() error {
+				var err error
+				restore, err = recordstore.Rewrite(ctx, cs, victim(sd).store, edit)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+			m := one(check, measure(ctx, sd))
+			return undoing(m, nil, func() error { return restore(ctx) })
+		}
+	}
+	// Take out the last instance the record holds, or - for an empty
+	// record (after the teardown) - slip in one the engine never made.
+	edit, victimAddr, how := injectInstance(ghostAddress), ghostAddress, "writes "+ghostAddress+" into "
+	if got := now[v.name]; got != nil {
+		for i := len(got.Managed) - 1; i >= 0; i-- {
+			if a := got.Managed[i]; !strings.HasPrefix(a, "module.") && !strings.HasPrefix(a, "data.") {
+				edit, victimAddr, how = dropInstance(a), a, "takes "+a+" out of "
+				break
+			}
+		}
+	}
+	r.breakBoth(ctx, rec, Breaking{Name: "record_forgets", Corruption: how + v.store.String() + " behind the engine's back",
+		Victim: victimAddr, Covers: []string{recordsManage}}, rewritten(recordsManage, edit, func(ctx context.Context, sd *Side) error {
+		rr := victim(sd)
+		got, err := readRecord(ctx, sd, rr.store)
+		if err != nil {
+			return err
+		}
+		return manage(sd, rr.name, got)
+	}))
+	r.breakBoth(ctx, rec, Breaking{Name: "serial_back", Corruption: "writes " + v.store.String() + "'s serial back below the last one read",
+		Victim: v.store.String(), Covers: []string{recordsFollow}}, rewritten(recordsFollow, func(st map[string]any) error {
+		prev := r.seen("subject", v.name)
+		if prev == nil {
+			return fmt.Errorf("no earlier record to go back from")
+		}
+		st["serial"] = prev.Serial - 1
+		return nil
+	}, func(ctx context.Context, sd *Side) error {
+		rr := victim(sd)
+		got, err := readRecord(ctx, sd, rr.store)
+		if err != nil {
+			return err
+		}
+		return follow(sd, map[string]*recordstore.Record{rr.name: got})
+	}))
+	r.breakBoth(ctx, rec, Breaking{Name: "lock_held", Corruption: "holds " + v.store.LeaseName() + " as if a command had died holding it",
+		Victim: v.store.LeaseName(), Covers: []string{recordsReleased}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		undo, err := holdLease(ctx, sd, victim(sd).store)
+		if err != nil {
+			return nil, err
+		}
+		return undoing(one(recordsReleased, released(ctx, sd)), nil, undo)
+	})
+}
+
+// ghostAddress is the instance a BREAK writes into a record: no root
+// declares it.
+const ghostAddress = "kubernetes_config_map_v1.gauntlet_break_ghost"
+
+// injectInstance adds one instance of address to a decoded state.
+func injectInstance(address string) func(map[string]any) error {
+	return func(st map[string]any) error {
+		typ, name, _ := strings.Cut(address, ".")
+		resources, _ := st["resources"].([]any)
+		st["resources"] = append(resources, map[string]any{
+			"mode": "managed", "type": typ, "name": name,
+			"instances": []any{map[string]any{"schema_version": 0, "attributes": map[string]any{}}},
+		})
+		return nil
+	}
+}
+
+// dropInstance takes one address's instance out of a decoded state.
+func dropInstance(address string) func(map[string]any) error {
+	return func(st map[string]any) error {
+		resources, _ := st["resources"].([]any)
+		for i, res := range resources {
+			m, _ := res.(map[string]any)
+			base := fmt.Sprint(m["type"]) + "." + fmt.Sprint(m["name"])
+			if m["mode"] == "data" {
+				base = "data." + base
+			}
+			if base != address && !strings.HasPrefix(address, base+"[") {
+				continue
+			}
+			instances, _ := m["instances"].([]any)
+			if base == address || len(instances) <= 1 {
+				st["resources"] = append(resources[:i:i], resources[i+1:]...)
+				return nil
+			}
+			for j, in := range instances {
+				key := fmt.Sprint(in.(map[string]any)["index_key"])
+				if strings.Contains(address, "["+key+"]") || strings.Contains(address, "[\""+key+"\"]") {
+					m["instances"] = append(instances[:j:j], instances[j+1:]...)
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("%s is not in the state", address)
+	}
+}
+
+const lockOnWire = "the apply took the acted root's lock and gave it back (seen on the wire)"
+
+// lockWrites counts the writes to a lock Lease in a side's wire log from
+// request index from on.
+func lockWrites(sd *Side, s recordstore.Store, from int) int {
+	n := 0
+	for i, q := range sd.Proxy.Log() {
+		if i >= from && q.Resource == "leases.coordination.k8s.io" && q.Namespace == s.Namespace && q.Name == s.LeaseName() &&
+			(q.Verb == "update" || q.Verb == "patch" || q.Verb == "create") {
+			n++
+		}
+	}
+	return n
+}
+
+// checkLockOnWire checks that the apply since mark wrote the acted root's
+// lock Lease at least twice - taken, then given back - on each side. Its
+// BREAK applies again with -lock=false: no write may then be seen.
+func (r *Run) checkLockOnWire(ctx context.Context, rec *Recorder, mark map[string]int) {
+	if r.Subject.Records == nil {
+		return
+	}
+	store := storeOf(r.Subject.Records)
+	held := func(sd *Side, from int) error {
+		s := storeOf(sd.Records)
+		if n := lockWrites(sd, s, from); n < 2 {
+			return fmt.Errorf("Lease %s/%s: %d writes on the %s wire during the apply, want the lock taken and given back (2 or more)", s.Namespace, s.LeaseName(), n, sd.Name)
+		}
+		return nil
+	}
+	rec.Check(lockOnWire, r.both(ctx, func(ctx context.Context, sd *Side) error { return held(sd, mark[sd.Name]) }),
+		"writes to Lease "+store.Namespace+"/"+store.LeaseName()+" counted in the wire log of each side")
+	r.breakBoth(ctx, rec, Breaking{Name: "apply_unlocked", Corruption: "applies again with -lock=false",
+		Victim: store.LeaseName(), Covers: []string{lockOnWire}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		from := len(sd.Proxy.Log())
+		opts := engine.ApplyOptions{}
+		if !sabotaged(ctx) {
+			opts.NoLock = true
+		}
+		if _, err := sd.Engine.Apply(ctx, opts); err != nil {
+			return nil, err
+		}
+		return one(lockOnWire, held(sd, from)), nil
+	})
+}
+
+const interruptedRecord = "the interrupted apply gave its lock back and its record holds the committed create"
+
+// checkInterruptedRecord reads the acted root's record and lock right
+// after an apply took SIGTERM between two creates: the engine must have
+// written the first create into the record and released the lock on its
+// way out. Its BREAKs hold the Lease, and take the first create out of
+// the record.
+func (r *Run) checkInterruptedRecord(ctx context.Context, rec *Recorder, first, second string) {
+	if r.Subject.Records == nil {
+		return
+	}
+	store := storeOf(r.Subject.Records)
+	measure := func(ctx context.Context, sd *Side) error {
+		s := storeOf(sd.Records)
+		cs, err := sd.Typed()
+		if err != nil {
+			return err
+		}
+		lk, err := recordstore.ReadLock(ctx, cs, s)
+		if err != nil {
+			return err
+		}
+		got, err := recordstore.Read(ctx, cs, s)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		errs = append(errs, recordstore.Released(s, lk))
+		if !slices.Contains(got.Managed, first) {
+			errs = append(errs, fmt.Errorf("%s (serial %d) lacks %s, whose create committed before the interrupt", s, got.Serial, first))
+		}
+		if slices.Contains(got.Managed, second) {
+			errs = append(errs, fmt.Errorf("%s (serial %d) holds %s, which was never created", s, got.Serial, second))
+		}
+		return errors.Join(errs...)
+	}
+	rec.Check(interruptedRecord, r.both(ctx, measure), store.String()+" and its Lease read right after the interrupt, on both sides")
+	r.breakBoth(ctx, rec, Breaking{Name: "lock_left_held", Corruption: "holds " + store.LeaseName() + " as if the interrupted apply had kept it",
+		Victim: store.LeaseName(), Covers: []string{interruptedRecord}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		undo, err := holdLease(ctx, sd, storeOf(sd.Records))
+		if err != nil {
+			return nil, err
+		}
+		return undoing(one(interruptedRecord, measure(ctx, sd)), nil, undo)
+	})
+	r.breakBoth(ctx, rec, Breaking{Name: "create_unrecorded", Corruption: "takes " + first + " out of " + store.String(),
+		Victim: first, Covers: []string{interruptedRecord}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		cs, err := sd.Typed()
+		if err != nil {
+			return nil, err
+		}
+		restore := func(context.Context) error { return nil }
+		if err := corrupt(ctx, func() error {
+			var err error
+			restore, err = recordstore.Rewrite(ctx, cs, storeOf(sd.Records), dropInstance(first))
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		return undoing(one(interruptedRecord, measure(ctx, sd)), nil, func() error { return restore(ctx) })
+	})
+}
+
+// holdLease sets a holder on a lock Lease behind the engine's back (made
+// if no command took the lock yet) and returns the undo. A sabotaged
+// BREAK holds nothing.
+func holdLease(ctx context.Context, sd *Side, s recordstore.Store) (func() error, error) {
+	undo := func() error { return nil }
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	leases := cs.CoordinationV1().Leases(s.Namespace)
+	err = corrupt(ctx, func() error {
+		l, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			l, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.LeaseName(), Namespace: s.Namespace}}, metav1.CreateOptions{})
+			if err == nil {
+				undo = func() error { return leases.Delete(ctx, s.LeaseName(), metav1.DeleteOptions{}) }
+			}
+		} else if err == nil {
+			undo = func() error {
+				cur, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				cur.Spec.HolderIdentity = nil
+				_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
+				return err
+			}
+		}
+		if err != nil {
+			return err
+		}
+		holder := "gauntlet-break"
+		l.Spec.HolderIdentity = &holder
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	})
+	return undo, err
+}

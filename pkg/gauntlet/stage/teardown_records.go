@@ -1,0 +1,154 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The teardown of an estate whose roots keep their records in the
+// cluster, and read each other's: the acted root goes first and must
+// leave the records of the roots it stands on untouched; once those are
+// destroyed too, the acted root's read of their outputs must be refused.
+
+const (
+	standsOnUntouched = "the records of the roots it stands on untouched by its destroy"
+	readerRefused     = "its read of the destroyed roots' outputs is refused"
+)
+
+// stoodOn are the roots applied before the acted one that keep records.
+func (s *Side) stoodOn() []recordRoot {
+	var out []recordRoot
+	for _, o := range s.Others {
+		if o.Before && o.Records != nil {
+			out = append(out, recordRoot{name: o.Root.Name, dir: o.Root.Dir, store: storeOf(o.Records), ws: s.otherWorkspace(o)})
+		}
+	}
+	return out
+}
+
+// takeStoodOn snapshots the namespaces holding the records of the roots
+// the acted one stands on.
+func takeStoodOn(ctx context.Context, sd *Side) (map[string]recordstore.Snapshot, error) {
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]recordstore.Snapshot{}
+	for _, rr := range sd.stoodOn() {
+		snap, err := recordstore.Take(ctx, cs, rr.store.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		out[rr.store.Namespace] = snap
+	}
+	return out, nil
+}
+
+// checkStoodOnUntouched compares the snapshots before the acted root's
+// destroy with now. Its BREAK writes into one of those records between.
+func (r *Run) checkStoodOnUntouched(ctx context.Context, rec *Recorder, before map[string]map[string]recordstore.Snapshot) {
+	if len(r.Subject.stoodOn()) == 0 {
+		return
+	}
+	untouched := func(ctx context.Context, sd *Side) error {
+		now, err := takeStoodOn(ctx, sd)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for ns, snap := range before[sd.Name] {
+			errs = append(errs, recordstore.Unchanged(ns, snap, now[ns], ""))
+		}
+		return errors.Join(errs...)
+	}
+	var names []string
+	for _, rr := range r.Subject.stoodOn() {
+		names = append(names, rr.store.String())
+	}
+	rec.Check(standsOnUntouched, r.both(ctx, untouched), "every Secret and Lease in "+strings.Join(names, ", ")+" by name and resourceVersion, before and after")
+	v := r.Subject.stoodOn()[0]
+	r.breakBoth(ctx, rec, Breaking{Name: "stood_on_written", Corruption: "annotates " + v.store.String() + " between the destroy and the comparison",
+		Victim: "Secret/" + v.store.SecretName(), Covers: []string{standsOnUntouched}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		cs, err := sd.Typed()
+		if err != nil {
+			return nil, err
+		}
+		secrets := cs.CoreV1().Secrets(v.store.Namespace)
+		annotate := func(value string) error {
+			_, err := secrets.Patch(ctx, v.store.SecretName(), types.MergePatchType, []byte(`{"metadata":{"annotations":{"gauntlet-break":`+value+`}}}`), metav1.PatchOptions{})
+			return err
+		}
+		if err := corrupt(ctx, func() error { return annotate(`"yes"`) }); err != nil {
+			return nil, err
+		}
+		return undoing(one(standsOnUntouched, untouched(ctx, sd)), nil, func() error { return annotate("null") })
+	})
+}
+
+// checkReaderRefused plans the acted root once the roots it reads are
+// destroyed: the plan must fail on the read, naming the data source. Its
+// BREAK puts the destroyed root's outputs back into its record first.
+func (r *Run) checkReaderRefused(ctx context.Context, rec *Recorder, outputs map[string]map[string]any) error {
+	reads, err := r.Subject.Root.RemoteReads()
+	if err != nil || len(reads) == 0 || len(r.Subject.stoodOn()) == 0 {
+		return err
+	}
+	read := reads[0]
+	source := "data.terraform_remote_state." + read.Name
+	refused := func(ctx context.Context, sd *Side) error {
+		call, err := sd.Engine.Run(ctx, []string{"plan", "-input=false", "-no-color"})
+		if err == nil {
+			return fmt.Errorf("%s's plan on %s ran: %s answered with the destroyed root's outputs", sd.Root.Name, sd.Name, source)
+		}
+		if !strings.Contains(call.Output, source) {
+			return fmt.Errorf("%s's plan on %s failed without naming %s (exit %d, log %s)", sd.Root.Name, sd.Name, source, call.ExitCode, call.Log)
+		}
+		return nil
+	}
+	rec.Check(readerRefused, r.both(ctx, refused), fmt.Sprintf("%s reads %s, which the teardown emptied", source, read.Records))
+	r.breakBoth(ctx, rec, Breaking{Name: "outputs_back", Corruption: "writes the destroyed root's outputs back into " + read.Records.String() + "'s record",
+		Victim: source, Covers: []string{readerRefused}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		cs, err := sd.Typed()
+		if err != nil {
+			return nil, err
+		}
+		restore := func(context.Context) error { return nil }
+		if err := corrupt(ctx, func() error {
+			var err error
+			restore, err = recordstore.Rewrite(ctx, cs, storeOf(&read.Records), func(st map[string]any) error {
+				st["outputs"] = outputs[sd.Name]
+				return nil
+			})
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		return undoing(one(readerRefused, refused(ctx, sd)), nil, func() error { return restore(ctx) })
+	})
+	return nil
+}
+
+// stoodOnOutputs reads the outputs of the first root the acted one reads,
+// before the teardown empties it.
+func (r *Run) stoodOnOutputs(ctx context.Context, sd *Side) (map[string]any, error) {
+	reads, err := sd.Root.RemoteReads()
+	if err != nil || len(reads) == 0 {
+		return nil, err
+	}
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	st, err := recordstore.ReadState(ctx, cs, storeOf(&reads[0].Records))
+	if err != nil {
+		return nil, err
+	}
+	out, _ := st["outputs"].(map[string]any)
+	return out, nil
+}
