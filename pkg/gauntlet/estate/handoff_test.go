@@ -82,25 +82,3 @@ const backendTF = `terraform {
   }
 }
 `
-
-func TestKubernetesBackend(t *testing.T) {
-	r := &Root{Dir: t.TempDir(), Main: "main.tf"}
-	write := func(body string) {
-		if err := os.WriteFile(filepath.Join(r.Dir, "main.tf"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(backendTF)
-	ns, suffix, ok, err := r.KubernetesBackend()
-	if err != nil || !ok || ns != "state-network" || suffix != "network" {
-		t.Errorf("got %q %q %v %v", ns, suffix, ok, err)
-	}
-	write("terraform {\n  backend \"local\" {}\n}\n")
-	if _, _, ok, err := r.KubernetesBackend(); ok || err != nil {
-		t.Errorf("a local backend read as kubernetes (%v)", err)
-	}
-	write(strings.Replace(backendTF, `"state-network"`, "var.ns", 1))
-	if _, _, _, err := r.KubernetesBackend(); err == nil || !strings.Contains(err.Error(), "literal") {
-		t.Errorf("a non-literal namespace: %v", err)
-	}
-}

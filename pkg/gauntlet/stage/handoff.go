@@ -21,14 +21,17 @@ import (
 )
 
 func handoff() Stage {
-	return &handoffStage{info{id: "handoff", title: "Hand-off between estates", reqs: []string{"GAUNT-PAIR-HANDOFF-01"},
+	return &handoffStage{info{id: "handoff", title: "Hand-off between estates", recordsReqs: []string{"GAUNT-PAIR-HANDOFF-01"},
 		needs: []engine.Capability{engine.RemovedBlocks, engine.ImportBlocks}, after: []string{"migrate"}}}
 }
 
-// handoffStage is not a headline stage: only an estate of several roots
-// that declares a hand-off has one, and a headline stage not run would
-// keep every other estate from being clear.
+// handoffStage decides whether a run is clear only for an estate that
+// declares a hand-off (estate.yaml's handoff section); for every other
+// estate it is not run and outside the verdict.
 type handoffStage struct{ info }
+
+// HeadlineFor makes the stage headline where the estate declares one.
+func (s *handoffStage) HeadlineFor(r *Run) bool { return r.Spec.Handoff != nil }
 
 // handoffFile is the gauntlet-owned file holding the subject's removed
 // block (in the giving root) and import block (in the receiving one).
@@ -40,9 +43,6 @@ type handoffRoot struct {
 	root  *estate.Root
 	ws    *engine.Workspace
 	store recordstore.Store
-	// restore gives a root the stages do not act on back to its stock
-	// workspace (the subject's engine initialised it for the hand-off).
-	restore func(context.Context) error
 }
 
 // handoffSide is what the stage keeps per side.
@@ -97,20 +97,6 @@ func (s *handoffStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		mu.Unlock()
 		return err
 	})
-	defer func() {
-		for _, hs := range sides {
-			if hs == nil {
-				continue
-			}
-			for _, hr := range []*handoffRoot{hs.from, hs.to} {
-				if hr != nil && hr.restore != nil {
-					if err := hr.restore(ctx); err != nil {
-						r.Log.Warnf("hand-off: give root %s back to stock on %s: %v", hr.name, hs.sd.Name, err)
-					}
-				}
-			}
-		}
-	}()
 	if err != nil {
 		return err
 	}
@@ -416,21 +402,27 @@ func putRecord(ctx context.Context, cs kubernetes.Interface, st recordstore.Stor
 	return nil
 }
 
-// handoffOpen finds both roots on a side with the side's engine in each,
-// and the object to move, with its uid now.
+// handoffOpen finds both roots on a side with the workspace acting on
+// each now (after migrate, the side's engine in both), and the object to
+// move, with its uid now.
 func handoffOpen(ctx context.Context, r *Run, sd *Side, h *estate.Handoff) (*handoffSide, error) {
 	hs := &handoffSide{sd: sd}
-	cs, err := kubernetes.NewForConfig(sd.Cluster.RESTConfig())
+	cs, err := sd.Typed()
 	if err != nil {
 		return hs, err
 	}
 	hs.cs = cs
-	// The object as cold deploy found it; in a root the stages do not act
-	// on, from stock's own state there, read before the engine under test
-	// initialises that root (stock then no longer reads it without init).
+	if hs.from, err = engineIn(sd, h.From); err != nil {
+		return hs, err
+	}
+	if hs.to, err = engineIn(sd, h.To); err != nil {
+		return hs, err
+	}
+	// The object as cold deploy found it in the acted root, else from the
+	// giving root's state now.
 	objs := r.Objects
-	if !slices.ContainsFunc(objs, func(o Object) bool { return o.Address == h.Address }) {
-		st, err := stockIn(sd, h.From).State(ctx)
+	if h.From != sd.Root.Name {
+		st, err := hs.from.ws.State(ctx)
 		if err != nil {
 			return hs, err
 		}
@@ -446,12 +438,6 @@ func handoffOpen(ctx context.Context, r *Run, sd *Side, h *estate.Handoff) (*han
 		return hs, fmt.Errorf("root %s's state on %s holds no object at %s", h.From, sd.Name, h.Address)
 	}
 	hs.obj = objs[i]
-	if hs.from, err = engineIn(ctx, sd, h.From); err != nil {
-		return hs, err
-	}
-	if hs.to, err = engineIn(ctx, sd, h.To); err != nil {
-		return hs, err
-	}
 	u, err := sd.Get(ctx, hs.obj.Ref)
 	if err != nil || u == nil {
 		return hs, fmt.Errorf("%s on %s: %v", hs.obj.Ref, sd.Name, cmpErr(err, "not found"))
@@ -460,64 +446,30 @@ func handoffOpen(ctx context.Context, r *Run, sd *Side, h *estate.Handoff) (*han
 	return hs, nil
 }
 
-// stockIn is the oracle CLI's workspace in the named root on a side.
-func stockIn(sd *Side, name string) *engine.Workspace {
-	if sd.Root != nil && sd.Root.Name == name {
-		return sd.Stock
-	}
-	for _, o := range sd.Others {
-		if o.Root.Name == name {
-			return o.Stock
-		}
-	}
-	return sd.Stock
-}
-
-// engineIn is the side's engine in the named root: its own workspace in
-// the acted root; in another root stock's workspace on the oracle side,
-// and on the subject a workspace of the engine under test, initialised
-// there and given back to stock (init again) when the stage ends.
-func engineIn(ctx context.Context, sd *Side, name string) (*handoffRoot, error) {
+// engineIn is the workspace acting on the named root of a side now, with
+// the root's records. The hand-off reads and checks the kubernetes
+// backend's records: a root on local state cannot take part.
+func engineIn(sd *Side, name string) (*handoffRoot, error) {
 	hr := &handoffRoot{name: name}
-	switch {
-	case sd.Root != nil && sd.Root.Name == name:
-		hr.root, hr.ws = sd.Root, sd.Engine
-	default:
+	var rec *estate.Records
+	if sd.Root.Name == name {
+		hr.root, hr.ws, rec = sd.Root, sd.Engine, sd.Records
+	} else {
 		i := slices.IndexFunc(sd.Others, func(o *OtherRoot) bool { return o.Root.Name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("hand-off: no root %s on %s", name, sd.Name)
 		}
 		o := sd.Others[i]
-		hr.root, hr.ws = o.Root, o.Stock
-		if sd.Engine != sd.Stock {
-			ws, err := sd.Workspace(o.Root.Dir)
-			if err != nil {
-				return nil, err
-			}
-			if _, err := reinit(ctx, ws); err != nil {
-				return nil, fmt.Errorf("root %s: %w", name, err)
-			}
-			hr.ws = ws
-			hr.restore = func(ctx context.Context) error { _, err := reinit(ctx, o.Stock); return err }
+		hr.root, hr.ws, rec = o.Root, sd.otherWorkspace(o), o.Records
+		if sd.Engine != sd.Stock && hr.ws == o.Stock {
+			return nil, fmt.Errorf("hand-off: on %s, root %s is still stock's: the engine under test never took it over", sd.Name, name)
 		}
 	}
-	ns, suffix, ok, err := hr.root.KubernetesBackend()
-	if err != nil {
-		return nil, fmt.Errorf("root %s: %w", name, err)
-	}
-	if !ok {
+	if rec == nil || !sd.live() {
 		return nil, &NotApplicable{Reason: "root " + name + " keeps its state outside the cluster: the hand-off reads and checks the kubernetes backend's records"}
 	}
-	hr.store = recordstore.Store{Namespace: ns, Suffix: suffix}
+	hr.store = storeOf(rec)
 	return hr, nil
-}
-
-// reinit initialises a root another CLI initialised before, on the same
-// backend: -reconfigure, since the records stay where they are (the two
-// CLIs record the backend's configuration differently, and a plain init
-// asks to migrate).
-func reinit(ctx context.Context, ws *engine.Workspace) (engine.Call, error) {
-	return ws.Run(ctx, []string{"init", "-input=false", "-no-color", "-reconfigure"})
 }
 
 // toPosition brings one side to the position between the two roots.

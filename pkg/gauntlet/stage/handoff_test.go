@@ -32,9 +32,8 @@ var pairDir = filepath.Join("..", "..", "..", "estates", "reference-k8s-platform
 // control planes: the engine under test (tofu) moves
 // kubernetes_manifest.handoff from app to network and is SIGKILLed between
 // the two applies, stock terraform moves it with state rm and import.
-// Every check must pass, each proved by its BREAK; afterwards stock
-// destroys both roots as the teardown does, reading the state the engine
-// under test left in network's Secret. Sabotaged (every corruption
+// Every check must pass, each proved by its BREAK; afterwards both roots
+// are destroyed as the teardown does, app first (without the object). Sabotaged (every corruption
 // skipped), the same stage must have no BREAK prove anything.
 func TestHandoffOnThePair(t *testing.T) {
 	if testing.Short() {
@@ -130,9 +129,8 @@ func handoffOnThePair(t *testing.T, sabotage bool) {
 		t.Errorf("r.Objects still holds the handed-off object: the teardown of app would expect to destroy it")
 	}
 
-	// What the teardown does next: the acted root (app) by its engine,
-	// then network by stock - which must read the network state the
-	// engine under test wrote, and destroy the handed-off object with it.
+	// What the teardown does next: app, then network, each by the side's
+	// engine; network's destroy takes the handed-off object with it.
 	start = time.Now()
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Destroy: true})
@@ -142,7 +140,7 @@ func handoffOnThePair(t *testing.T, sabotage bool) {
 		if strings.Contains(a.Call.Output, "kubernetes_manifest.handoff") {
 			t.Errorf("%s: app's destroy touched the handed-off object:\n%s", sd.Name, a.Call.Output)
 		}
-		if _, err := sd.Others[0].Stock.Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
+		if _, err := sd.otherWorkspace(sd.Others[0]).Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
 			return err
 		}
 		u, err := sd.Get(ctx, estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: "platform-network", Name: "app-upstream"})
@@ -158,7 +156,7 @@ func handoffOnThePair(t *testing.T, sabotage bool) {
 
 // pairSide makes one side as a run would after migrate: the proxy, both
 // roots applied by stock on the kubernetes backend, and the side's engine
-// (tofu on the subject, terraform on the oracle) initialised in app.
+// (tofu on the subject, terraform on the oracle) in both.
 func pairSide(ctx context.Context, t *testing.T, sd *Side, subject, stock *engine.Engine) error {
 	p, err := wire.Start(ctx, sd.Cluster.RESTConfig())
 	if err != nil {
@@ -192,7 +190,8 @@ func pairSide(ctx context.Context, t *testing.T, sd *Side, subject, stock *engin
 	if err := p.WriteKubeconfig(kc); err != nil {
 		return err
 	}
-	roots := map[string]*estate.Root{}
+	records := map[string]*estate.Records{"network": {Namespace: "state-network", Suffix: "network"}, "app": {Namespace: "state-app", Suffix: "app"}}
+	engines := map[string]*engine.Workspace{}
 	for _, name := range []string{"network", "app"} {
 		b, err := os.ReadFile(filepath.Join(pairDir, name, "main.tf"))
 		if err != nil {
@@ -215,24 +214,31 @@ func pairSide(ctx context.Context, t *testing.T, sd *Side, subject, stock *engin
 		if _, err := ws.Apply(ctx, engine.ApplyOptions{}); err != nil {
 			return err
 		}
-		roots[name] = root
+		// The side's engine takes the root over, as migrate leaves it: the
+		// records stay where stock wrote them.
+		engines[name] = ws
+		if sd.Name == "subject" {
+			if engines[name], err = subject.Workspace(root.Dir, kc, filepath.Join(dir, "logs", name)); err != nil {
+				return err
+			}
+		}
 		if name == "network" {
-			sd.Others = append(sd.Others, &OtherRoot{Root: root, Stock: ws, Before: true})
+			sd.Others = append(sd.Others, &OtherRoot{Root: root, Stock: ws, Engine: engines[name], Records: records[name], Before: true})
 			continue
 		}
-		sd.Root, sd.Stock, sd.Engine = root, ws, ws
+		sd.Root, sd.Stock, sd.Engine, sd.Records = root, ws, engines[name], records[name]
 	}
-	if sd.Name != "subject" {
-		return nil
+	if sd.Name == "subject" {
+		// After stock's init on the same backend a plain init asks to
+		// migrate: the records stay, so -reconfigure.
+		for _, ws := range engines {
+			if _, err := ws.Run(ctx, []string{"init", "-input=false", "-no-color", "-reconfigure"}); err != nil {
+				return err
+			}
+		}
 	}
-	// The subject's engine takes app over, as migrate leaves it.
-	ws, err := subject.Workspace(roots["app"].Dir, kc, filepath.Join(dir, "logs", "app"))
-	if err != nil {
-		return err
-	}
-	if _, err := reinit(ctx, ws); err != nil {
-		return err
-	}
-	sd.Engine = ws
+	sd.mu.Lock()
+	sd.recordsLive = true
+	sd.mu.Unlock()
 	return nil
 }
