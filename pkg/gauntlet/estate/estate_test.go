@@ -323,3 +323,26 @@ func TestSavePutCoversModuleFiles(t *testing.T) {
 		t.Errorf("the module file was not restored:\n%s", b)
 	}
 }
+
+// A fence names the identity and the root whose records it closes; it
+// counts as a stage section naming the acted root.
+func TestFenceSection(t *testing.T) {
+	s, err := Parse([]byte(rootsSpecYAML + "fence: {identity: cr-planner, root: cr, reads: {root: crd}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Fence.Identity != "cr-planner" || s.Fence.Reads.Root != "crd" || s.StageRoot() != "cr" {
+		t.Errorf("fence %+v, stage root %q", s.Fence, s.StageRoot())
+	}
+	for name, bad := range map[string]string{
+		"reads itself":    "fence: {identity: p, reads: {root: cr}}\n",
+		"unknown reads":   "fence: {identity: p, reads: {root: absent}}\n",
+		"bad identity":    "fence: {identity: P_1, reads: {root: crd}}\n",
+		"two acted roots": "fence: {identity: p, root: crd, reads: {root: cr}}\nremove: {root: cr, address: a.b}\n",
+		"unknown field":   "fence: {identity: p, reads: {root: crd, list: true}}\n",
+	} {
+		if _, err := Parse([]byte(rootsSpecYAML + bad)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

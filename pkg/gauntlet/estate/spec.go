@@ -60,6 +60,7 @@ type Spec struct {
 	Rename       *Rename       `json:"rename,omitempty"`
 	Remove       *Remove       `json:"remove,omitempty"`
 	PlanApproval *PlanApproval `json:"plan_approval,omitempty"`
+	Fence        *Fence        `json:"fence,omitempty"`
 	Handoff      *Handoff      `json:"handoff,omitempty"`
 
 	// Dir is the estate's folder (set by Load).
@@ -186,6 +187,9 @@ func (s *Spec) stageRoots() []string {
 	}
 	if s.PlanApproval != nil {
 		out = append(out, s.PlanApproval.Root)
+	}
+	if s.Fence != nil {
+		out = append(out, s.Fence.Root)
 	}
 	return out
 }
@@ -433,6 +437,11 @@ func (s *Spec) validate() error {
 			if o != "" && o != n {
 				return fmt.Errorf("stage sections name roots %q and %q: the stages act on one root per run", n, o)
 			}
+		}
+	}
+	if s.Fence != nil {
+		if err := s.Fence.validate(names, s.ActedRoot(s.Fence.Root)); err != nil {
+			return err
 		}
 	}
 	if err := s.Handoff.check(names); err != nil {

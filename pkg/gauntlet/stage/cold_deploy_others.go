@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -37,14 +40,18 @@ func (r *Run) checkOthersCold(ctx context.Context, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
-	live := func(ctx context.Context, sd *Side) error {
+	live := func(ctx context.Context, sd *Side, mine map[string][]Object) error {
 		var errs []error
 		for _, o := range sd.Others {
 			name := o.Root.Name
-			if err := sameAddresses(objs["subject"][name], objs["oracle"][name]); err != nil {
+			subj, orc := mine[name], objs["oracle"][name]
+			if sd.Name == "oracle" {
+				subj, orc = objs["subject"][name], mine[name]
+			}
+			if err := sameAddresses(subj, orc); err != nil {
 				errs = append(errs, fmt.Errorf("root %s: %w", name, err))
 			}
-			miss, err := sd.Missing(ctx, objs[sd.Name][name])
+			miss, err := sd.Missing(ctx, mine[name])
 			if err != nil {
 				return err
 			}
@@ -55,28 +62,51 @@ func (r *Run) checkOthersCold(ctx context.Context, rec *Recorder) error {
 		return errors.Join(errs...)
 	}
 	var parts []string
-	var victim *Object
 	for _, o := range r.Subject.Others {
 		got := objs["subject"][o.Root.Name]
 		rec.Figure("objects."+o.Root.Name, len(got))
 		parts = append(parts, fmt.Sprintf("root %s: %d objects (%s)", o.Root.Name, len(got), describe(got)))
-		for i := range got {
-			if victim == nil || got[i].Ref.Kind == "ConfigMap" && victim.Ref.Kind != "ConfigMap" {
-				victim = &got[i]
-			}
-		}
 	}
 	rec.Figure("objects."+r.Subject.Root.Name, len(r.Objects))
-	rec.Check(othersLive, r.both(ctx, live), strings.Join(parts, "; "))
+	rec.Check(othersLive, r.both(ctx, func(ctx context.Context, sd *Side) error { return live(ctx, sd, objs[sd.Name]) }), strings.Join(parts, "; "))
 	rec.Claim([]string{othersLive}, "%s, the same addresses in each side's state and every object live on both clusters", strings.Join(parts, "; "))
-	if victim == nil {
-		rec.NoBreak(othersLive, "the other roots manage no kubernetes object to delete")
+	first := r.Subject.Others[0]
+	victims := objs["subject"][first.Root.Name]
+	if len(victims) == 0 {
+		rec.NoBreak(othersLive, "the first other root manages no kubernetes object")
 		return nil
 	}
-	v := *victim
-	r.breakBoth(ctx, rec, Breaking{Name: "delete_other", Corruption: "deletes " + v.Ref.String() + " of another root out of band",
-		Victim: v.Ref.String(), Covers: []string{othersLive}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		return sd.deleted(ctx, v.Ref, func() (Measured, error) { return one(othersLive, live(ctx, sd)), nil })
+	v := victims[len(victims)-1]
+	// A state rm, not a deletion: deleting a CRD or a Namespace of another
+	// root would take the acted root's objects with it.
+	r.breakBoth(ctx, rec, Breaking{Name: "state_rm_other", Corruption: "removes " + v.Address + " from root " + first.Root.Name + "'s state with the CLI's state rm",
+		Victim: v.Address, Covers: []string{othersLive}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		var o *OtherRoot
+		for _, c := range sd.Others {
+			if c.Root.Name == first.Root.Name {
+				o = c
+			}
+		}
+		path := filepath.Join(o.Root.Dir, "terraform.tfstate")
+		saved, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("back up root %s's state: %w", o.Root.Name, err)
+		}
+		restore := func() error { return os.WriteFile(path, saved, 0o644) }
+		if err := corrupt(ctx, func() error { _, err := o.Stock.StateRm(ctx, v.Address); return err }); err != nil {
+			return undoing(nil, err, restore)
+		}
+		st, err := o.Stock.State(ctx)
+		if err != nil {
+			return undoing(nil, err, restore)
+		}
+		got, err := objectsFromState(st)
+		if err != nil {
+			return undoing(nil, err, restore)
+		}
+		mine := maps.Clone(objs[sd.Name])
+		mine[o.Root.Name] = got
+		return undoing(one(othersLive, live(ctx, sd, mine)), nil, restore)
 	})
 	return nil
 }

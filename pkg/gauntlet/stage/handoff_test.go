@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// pairDir holds the two roots of the estate pair the hand-off is for.
-var pairDir = filepath.Join("..", "..", "..", "estates", "reference-k8s-platform-app")
+// handoffPairDir holds the two roots of the estate pair the hand-off is for.
+var handoffPairDir = filepath.Join("..", "..", "..", "estates", "reference-k8s-platform-app")
 
 // TestHandoffOnThePair runs the hand-off stage on the pair's own roots
 // (network, app), both on the kubernetes backend, on two real local
@@ -72,7 +72,7 @@ func handoffOnThePair(t *testing.T, sabotage bool) {
 	r := &Run{Spec: &estate.Spec{Handoff: &estate.Handoff{Address: "kubernetes_manifest.handoff", From: "app", To: "network"}},
 		Subject: sides[0], Oracle: sides[1], Log: testenv.Logger(t), Sabotage: sabotage}
 	start := time.Now()
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return pairSide(ctx, t, sd, subjectEngine, stockEngine) }); err != nil {
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return handoffPairSide(ctx, t, sd, subjectEngine, stockEngine) }); err != nil {
 		t.Fatal(err)
 	}
 	// Cold deploy's objects: the oracle's stock state (the subject's app
@@ -154,10 +154,10 @@ func handoffOnThePair(t *testing.T, sabotage bool) {
 	t.Logf("both roots destroyed on both clusters in %s", time.Since(start).Round(time.Second))
 }
 
-// pairSide makes one side as a run would after migrate: the proxy, both
+// handoffPairSide makes one side as a run would after migrate: the proxy, both
 // roots applied by stock on the kubernetes backend, and the side's engine
 // (tofu on the subject, terraform on the oracle) in both.
-func pairSide(ctx context.Context, t *testing.T, sd *Side, subject, stock *engine.Engine) error {
+func handoffPairSide(ctx context.Context, t *testing.T, sd *Side, subject, stock *engine.Engine) error {
 	p, err := wire.Start(ctx, sd.Cluster.RESTConfig())
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func pairSide(ctx context.Context, t *testing.T, sd *Side, subject, stock *engin
 	records := map[string]*estate.Records{"network": {Namespace: "state-network", Suffix: "network"}, "app": {Namespace: "state-app", Suffix: "app"}}
 	engines := map[string]*engine.Workspace{}
 	for _, name := range []string{"network", "app"} {
-		b, err := os.ReadFile(filepath.Join(pairDir, name, "main.tf"))
+		b, err := os.ReadFile(filepath.Join(handoffPairDir, name, "main.tf"))
 		if err != nil {
 			return err
 		}

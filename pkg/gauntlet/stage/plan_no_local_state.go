@@ -11,9 +11,6 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
-	"k8s.io/apimachinery/pkg/types"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func planNoLocalState() Stage {
@@ -128,19 +125,11 @@ func (s *noLocalStateStage) Run(ctx context.Context, r *Run, rec *Recorder) erro
 	victim := r.victim()
 	r.breakBoth(ctx, rec, Breaking{Name: "record_taken", Corruption: "empties " + store.String() + " before the fresh plan",
 		Victim: victim.Address, Covers: []string{freshEmpty}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		cs, err := sd.Typed()
+		undo, err := rewritten(ctx, sd, storeOf(sd.Records), func(st map[string]any) error {
+			st["resources"] = []any{}
+			return nil
+		})
 		if err != nil {
-			return nil, err
-		}
-		restore := func(context.Context) error { return nil }
-		if err := corrupt(ctx, func() error {
-			var err error
-			restore, err = recordstore.Rewrite(ctx, cs, storeOf(sd.Records), func(st map[string]any) error {
-				st["resources"] = []any{}
-				return nil
-			})
-			return err
-		}); err != nil {
 			return nil, err
 		}
 		p, err := m[sd.Name].fresh.Plan(ctx, planDefaults())
@@ -148,46 +137,22 @@ func (s *noLocalStateStage) Run(ctx context.Context, r *Run, rec *Recorder) erro
 		if err == nil {
 			out = one(freshEmpty, empty(p))
 		}
-		return undoing(out, err, func() error { return restore(ctx) })
+		return undoing(out, err, undo)
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "record_written", Corruption: "annotates " + store.String() + " between the snapshots",
 		Victim: "Secret/" + store.SecretName(), Covers: []string{plansReadOnly}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		cs, err := sd.Typed()
+		undo, err := annotated(ctx, sd, storeOf(sd.Records))
 		if err != nil {
 			return nil, err
 		}
-		s := storeOf(sd.Records)
-		annotate := func(v string) error {
-			_, err := cs.CoreV1().Secrets(s.Namespace).Patch(ctx, s.SecretName(), types.MergePatchType,
-				[]byte(`{"metadata":{"annotations":{"gauntlet-break":`+v+`}}}`), metav1.PatchOptions{})
-			return err
-		}
-		if err := corrupt(ctx, func() error { return annotate(`"yes"`) }); err != nil {
-			return nil, err
-		}
-		return undoing(one(plansReadOnly, readOnly(ctx, sd)), nil, func() error { return annotate("null") })
+		return undoing(one(plansReadOnly, readOnly(ctx, sd)), nil, undo)
 	})
 	return nil
 }
 
 // takeRecords snapshots every records namespace of a side.
 func takeRecords(ctx context.Context, sd *Side) (map[string]recordstore.Snapshot, error) {
-	cs, err := sd.Typed()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]recordstore.Snapshot{}
-	for _, rr := range sd.recordRoots() {
-		if _, ok := out[rr.store.Namespace]; ok {
-			continue
-		}
-		snap, err := recordstore.Take(ctx, cs, rr.store.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		out[rr.store.Namespace] = snap
-	}
-	return out, nil
+	return takeNamespaces(ctx, sd, sd.recordRoots())
 }
 
 // copyConfig copies a root's configuration - its .tf files, variables

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // An estate whose roots use the kubernetes backend keeps its state in
@@ -222,7 +224,13 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 	rec.Claim([]string{recordsInCluster, recordsManage, recordsFollow, recordsReleased},
 		"records in the cluster on both sides, none beside a root (subject: %s); each names exactly what the engine lists, its serial only grew and its lineage held, and every lock was released", strings.Join(summary, "; "))
 
-	r.recordBreaks(ctx, rec, inCluster, reads["subject"].recs, func(sd *Side, root string, got *recordstore.Record) error {
+	// What the checks read is what the next stage follows from; the
+	// BREAKs' measurements below read corrupted records into reads.
+	keep := map[string]map[string]*recordstore.Record{}
+	for side, rd := range reads {
+		keep[side] = maps.Clone(rd.recs)
+	}
+	r.recordBreaks(ctx, rec, inCluster, keep["subject"], func(sd *Side, root string, got *recordstore.Record) error {
 		recs := map[string]*recordstore.Record{}
 		for k, v := range reads[sd.Name].recs {
 			recs[k] = v
@@ -235,11 +243,11 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 	if r.records == nil {
 		r.records = map[string]recordsSeen{}
 	}
-	for side, rd := range reads {
+	for side, recs := range keep {
 		if r.records[side] == nil {
 			r.records[side] = recordsSeen{}
 		}
-		for name, got := range rd.recs {
+		for name, got := range recs {
 			if got != nil {
 				r.records[side][name] = got
 			}
@@ -337,22 +345,13 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 			return nil
 		})
 	})
-	rewritten := func(check string, edit func(map[string]any) error, measure func(ctx context.Context, sd *Side) error) breakFunc {
+	rewrite := func(check string, edit func(map[string]any) error, measure func(ctx context.Context, sd *Side) error) breakFunc {
 		return func(ctx context.Context, sd *Side) (Measured, error) {
-			cs, err := sd.Typed()
+			undo, err := rewritten(ctx, sd, victim(sd).store, edit)
 			if err != nil {
 				return nil, err
 			}
-			restore := func(context.Context) error { return nil }
-			if err := corrupt(ctx, func() error {
-				var err error
-				restore, err = recordstore.Rewrite(ctx, cs, victim(sd).store, edit)
-				return err
-			}); err != nil {
-				return nil, err
-			}
-			m := one(check, measure(ctx, sd))
-			return undoing(m, nil, func() error { return restore(ctx) })
+			return undoing(one(check, measure(ctx, sd)), nil, undo)
 		}
 	}
 	// Take out the last instance the record holds, or - for an empty
@@ -367,7 +366,7 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 		}
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "record_forgets", Corruption: how + v.store.String() + " behind the engine's back",
-		Victim: victimAddr, Covers: []string{recordsManage}}, rewritten(recordsManage, edit, func(ctx context.Context, sd *Side) error {
+		Victim: victimAddr, Covers: []string{recordsManage}}, rewrite(recordsManage, edit, func(ctx context.Context, sd *Side) error {
 		rr := victim(sd)
 		got, err := readRecord(ctx, sd, rr.store)
 		if err != nil {
@@ -376,7 +375,7 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 		return manage(sd, rr.name, got)
 	}))
 	r.breakBoth(ctx, rec, Breaking{Name: "serial_back", Corruption: "writes " + v.store.String() + "'s serial back below the last one read",
-		Victim: v.store.String(), Covers: []string{recordsFollow}}, rewritten(recordsFollow, func(st map[string]any) error {
+		Victim: v.store.String(), Covers: []string{recordsFollow}}, rewrite(recordsFollow, func(st map[string]any) error {
 		prev := r.seen("subject", v.name)
 		if prev == nil {
 			return fmt.Errorf("no earlier record to go back from")
@@ -541,19 +540,11 @@ func (r *Run) checkInterruptedRecord(ctx context.Context, rec *Recorder, first, 
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "create_unrecorded", Corruption: "takes " + first + " out of " + store.String(),
 		Victim: first, Covers: []string{interruptedRecord}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		cs, err := sd.Typed()
+		undo, err := rewritten(ctx, sd, storeOf(sd.Records), dropInstance(first))
 		if err != nil {
 			return nil, err
 		}
-		restore := func(context.Context) error { return nil }
-		if err := corrupt(ctx, func() error {
-			var err error
-			restore, err = recordstore.Rewrite(ctx, cs, storeOf(sd.Records), dropInstance(first))
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		return undoing(one(interruptedRecord, measure(ctx, sd)), nil, func() error { return restore(ctx) })
+		return undoing(one(interruptedRecord, measure(ctx, sd)), nil, undo)
 	})
 }
 
@@ -594,4 +585,56 @@ func holdLease(ctx context.Context, sd *Side, s recordstore.Store) (func() error
 		return err
 	})
 	return undo, err
+}
+
+// rewritten corrupts a side's record through recordstore.Rewrite (nothing
+// in a sabotaged run) and returns the undo.
+func rewritten(ctx context.Context, sd *Side, s recordstore.Store, edit func(map[string]any) error) (func() error, error) {
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	restore := func(context.Context) error { return nil }
+	err = corrupt(ctx, func() error {
+		var err error
+		restore, err = recordstore.Rewrite(ctx, cs, s, edit)
+		return err
+	})
+	return func() error { return restore(ctx) }, err
+}
+
+// annotated writes a stray annotation on a state Secret - a write into
+// the records that changes nothing the engine reads - and returns the
+// undo.
+func annotated(ctx context.Context, sd *Side, s recordstore.Store) (func() error, error) {
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	annotate := func(v string) error {
+		_, err := cs.CoreV1().Secrets(s.Namespace).Patch(ctx, s.SecretName(), types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"gauntlet-break":`+v+`}}}`), metav1.PatchOptions{})
+		return err
+	}
+	return func() error { return annotate("null") }, corrupt(ctx, func() error { return annotate(`"yes"`) })
+}
+
+// takeNamespaces snapshots the namespaces holding the given roots' records.
+func takeNamespaces(ctx context.Context, sd *Side, roots []recordRoot) (map[string]recordstore.Snapshot, error) {
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]recordstore.Snapshot{}
+	for _, rr := range roots {
+		if _, ok := out[rr.store.Namespace]; ok {
+			continue
+		}
+		snap, err := recordstore.Take(ctx, cs, rr.store.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		out[rr.store.Namespace] = snap
+	}
+	return out, nil
 }

@@ -68,7 +68,7 @@ func (m info) After() []string            { return m.after }
 // teardown because they need the estate deployed.
 func All() []Stage {
 	return []Stage{
-		coldDeploy(), migrate(), testPlan(), testApply(), driftReconverge(),
+		coldDeploy(), migrate(), testPlan(), fenceStage(), testApply(), driftReconverge(),
 		day2Rename(), day2Remove(), day2Count(), day2Replace(), day2Crash(),
 		planNoLocalState(), planApproval(), handoff(), day2Teardown(), greenfield(), strict(),
 	}
@@ -77,7 +77,7 @@ func All() []Stage {
 // Canonical is the order stages are shown in.
 func Canonical() []string {
 	return []string{
-		"cold_deploy", "migrate", "test_plan", "test_apply", "drift_reconverge",
+		"cold_deploy", "migrate", "test_plan", "fence", "test_apply", "drift_reconverge",
 		"day2_rename", "day2_remove", "day2_count", "day2_replace", "day2_crash",
 		"handoff", "day2_teardown", "plan_approval", "greenfield", "strict", "plan_no_local_state",
 	}

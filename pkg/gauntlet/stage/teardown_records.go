@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // The teardown of an estate whose roots keep their records in the
@@ -35,19 +33,7 @@ func (s *Side) stoodOn() []recordRoot {
 // takeStoodOn snapshots the namespaces holding the records of the roots
 // the acted one stands on.
 func takeStoodOn(ctx context.Context, sd *Side) (map[string]recordstore.Snapshot, error) {
-	cs, err := sd.Typed()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]recordstore.Snapshot{}
-	for _, rr := range sd.stoodOn() {
-		snap, err := recordstore.Take(ctx, cs, rr.store.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		out[rr.store.Namespace] = snap
-	}
-	return out, nil
+	return takeNamespaces(ctx, sd, sd.stoodOn())
 }
 
 // checkStoodOnUntouched compares the snapshots before the acted root's
@@ -75,19 +61,11 @@ func (r *Run) checkStoodOnUntouched(ctx context.Context, rec *Recorder, before m
 	v := r.Subject.stoodOn()[0]
 	r.breakBoth(ctx, rec, Breaking{Name: "stood_on_written", Corruption: "annotates " + v.store.String() + " between the destroy and the comparison",
 		Victim: "Secret/" + v.store.SecretName(), Covers: []string{standsOnUntouched}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		cs, err := sd.Typed()
+		undo, err := annotated(ctx, sd, v.store)
 		if err != nil {
 			return nil, err
 		}
-		secrets := cs.CoreV1().Secrets(v.store.Namespace)
-		annotate := func(value string) error {
-			_, err := secrets.Patch(ctx, v.store.SecretName(), types.MergePatchType, []byte(`{"metadata":{"annotations":{"gauntlet-break":`+value+`}}}`), metav1.PatchOptions{})
-			return err
-		}
-		if err := corrupt(ctx, func() error { return annotate(`"yes"`) }); err != nil {
-			return nil, err
-		}
-		return undoing(one(standsOnUntouched, untouched(ctx, sd)), nil, func() error { return annotate("null") })
+		return undoing(one(standsOnUntouched, untouched(ctx, sd)), nil, undo)
 	})
 }
 
@@ -114,22 +92,14 @@ func (r *Run) checkReaderRefused(ctx context.Context, rec *Recorder, outputs map
 	rec.Check(readerRefused, r.both(ctx, refused), fmt.Sprintf("%s reads %s, which the teardown emptied", source, read.Records))
 	r.breakBoth(ctx, rec, Breaking{Name: "outputs_back", Corruption: "writes the destroyed root's outputs back into " + read.Records.String() + "'s record",
 		Victim: source, Covers: []string{readerRefused}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		cs, err := sd.Typed()
+		undo, err := rewritten(ctx, sd, storeOf(&read.Records), func(st map[string]any) error {
+			st["outputs"] = outputs[sd.Name]
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		restore := func(context.Context) error { return nil }
-		if err := corrupt(ctx, func() error {
-			var err error
-			restore, err = recordstore.Rewrite(ctx, cs, storeOf(&read.Records), func(st map[string]any) error {
-				st["outputs"] = outputs[sd.Name]
-				return nil
-			})
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		return undoing(one(readerRefused, refused(ctx, sd)), nil, func() error { return restore(ctx) })
+		return undoing(one(readerRefused, refused(ctx, sd)), nil, undo)
 	})
 	return nil
 }
