@@ -25,7 +25,10 @@ type ApplyOptions struct {
 // Applied are the counts an apply printed.
 type Applied struct {
 	Imported, Added, Changed, Destroyed int
-	Call                                Call
+	// Forgotten counts objects a removed block (destroy = false) took out
+	// of the state and left live; OpenTofu prints it, terraform does not.
+	Forgotten int
+	Call      Call
 }
 
 func (a Applied) String() string {
@@ -33,11 +36,14 @@ func (a Applied) String() string {
 	if a.Imported > 0 {
 		s = fmt.Sprintf("%d imported, ", a.Imported) + s
 	}
+	if a.Forgotten > 0 {
+		s += fmt.Sprintf(", %d forgotten", a.Forgotten)
+	}
 	return s
 }
 
 var (
-	applyRE   = regexp.MustCompile(`(?m)^Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed\.`)
+	applyRE   = regexp.MustCompile(`(?m)^Apply complete! Resources: (?:(\d+) imported, )?(\d+) added, (\d+) changed, (\d+) destroyed(?:, (\d+) forgotten)?\.`)
 	destroyRE = regexp.MustCompile(`(?m)^Destroy complete! Resources: (\d+) destroyed\.`)
 )
 
@@ -76,7 +82,7 @@ func (w *Workspace) Apply(ctx context.Context, o ApplyOptions, opts ...RunOption
 
 func parseApplied(out string) (Applied, bool) {
 	if m := applyRE.FindStringSubmatch(out); m != nil {
-		return Applied{Imported: atoi(m[1]), Added: atoi(m[2]), Changed: atoi(m[3]), Destroyed: atoi(m[4])}, true
+		return Applied{Imported: atoi(m[1]), Added: atoi(m[2]), Changed: atoi(m[3]), Destroyed: atoi(m[4]), Forgotten: atoi(m[5])}, true
 	}
 	if m := destroyRE.FindStringSubmatch(out); m != nil {
 		return Applied{Destroyed: atoi(m[1])}, true

@@ -61,6 +61,7 @@ type Spec struct {
 	Remove       *Remove       `json:"remove,omitempty"`
 	PlanApproval *PlanApproval `json:"plan_approval,omitempty"`
 	Fence        *Fence        `json:"fence,omitempty"`
+	Handoff      *Handoff      `json:"handoff,omitempty"`
 
 	// Dir is the estate's folder (set by Load).
 	Dir string `json:"-"`
@@ -442,6 +443,9 @@ func (s *Spec) validate() error {
 		if err := s.Fence.validate(names, s.ActedRoot(s.Fence.Root)); err != nil {
 			return err
 		}
+	}
+	if err := s.Handoff.check(names); err != nil {
+		return err
 	}
 	for _, k := range s.Kinds {
 		if k.Version == "" || k.Kind == "" {

@@ -70,7 +70,7 @@ func All() []Stage {
 	return []Stage{
 		coldDeploy(), migrate(), testPlan(), fenceStage(), testApply(), driftReconverge(),
 		day2Rename(), day2Remove(), day2Count(), day2Replace(), day2Crash(),
-		planNoLocalState(), planApproval(), day2Teardown(), greenfield(), strict(),
+		planNoLocalState(), planApproval(), handoff(), day2Teardown(), greenfield(), strict(),
 	}
 }
 
@@ -79,7 +79,7 @@ func Canonical() []string {
 	return []string{
 		"cold_deploy", "migrate", "test_plan", "fence", "test_apply", "drift_reconverge",
 		"day2_rename", "day2_remove", "day2_count", "day2_replace", "day2_crash",
-		"day2_teardown", "plan_approval", "greenfield", "strict", "plan_no_local_state",
+		"handoff", "day2_teardown", "plan_approval", "greenfield", "strict", "plan_no_local_state",
 	}
 }
 
