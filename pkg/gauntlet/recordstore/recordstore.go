@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -331,21 +332,10 @@ func Rewrite(ctx context.Context, cs kubernetes.Interface, s Store, f func(state
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	put := func(ctx context.Context, b []byte) error {
-		sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("read %s: %w", s, err)
-		}
-		sec.Data["tfstate"] = b
-		if _, err := cs.CoreV1().Secrets(s.Namespace).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("write %s: %w", s, err)
-		}
-		return nil
-	}
-	if err := put(ctx, buf.Bytes()); err != nil {
+	if err := PutRaw(ctx, cs, s, buf.Bytes()); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) error { return put(ctx, orig) }, nil
+	return func(ctx context.Context) error { return PutRaw(ctx, cs, s, orig) }, nil
 }
 
 // Backup reads the state Secret's bytes and returns a func that writes
@@ -370,4 +360,57 @@ func ReadState(ctx context.Context, cs kubernetes.Interface, s Store) (map[strin
 		return nil, fmt.Errorf("%s: the state is not JSON: %w", s, err)
 	}
 	return st, nil
+}
+
+// Raw reads the state Secret's record as stored (gzipped).
+func Raw(ctx context.Context, cs kubernetes.Interface, s Store) ([]byte, error) {
+	sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s, err)
+	}
+	return sec.Data["tfstate"], nil
+}
+
+// PutRaw writes a record as stored into the state Secret, behind the
+// engine's back.
+func PutRaw(ctx context.Context, cs kubernetes.Interface, s Store, b []byte) error {
+	sec, err := cs.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName(), metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", s, err)
+	}
+	sec.Data["tfstate"] = b
+	if _, err := cs.CoreV1().Secrets(s.Namespace).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("write %s: %w", s, err)
+	}
+	return nil
+}
+
+// SetHolder sets the lock Lease's holder and lock info, as the backend
+// does when it locks ("" for both clears them, as it does when it
+// unlocks), making the Lease if no command took the lock yet.
+func SetHolder(ctx context.Context, cs kubernetes.Interface, s Store, holder, info string) error {
+	leases := cs.CoordinationV1().Leases(s.Namespace)
+	l, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		l, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.LeaseName(), Namespace: s.Namespace}}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("Lease %s/%s: %w", s.Namespace, s.LeaseName(), err)
+	}
+	if holder == "" {
+		l.Spec.HolderIdentity = nil
+		delete(l.Annotations, LockInfoAnnotation)
+	} else {
+		l.Spec.HolderIdentity = &holder
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		if info != "" {
+			l.Annotations[LockInfoAnnotation] = info
+		}
+	}
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("Lease %s/%s: %w", s.Namespace, s.LeaseName(), err)
+	}
+	return nil
 }

@@ -133,11 +133,11 @@ func (s *handoffStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	r.breakBoth(ctx, rec, Breaking{Name: "from_remembers", Corruption: "writes root " + h.From + "'s state record from before the move back into its Secret",
 		Victim: addr, Covers: []string{hoPosition}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		hs := sides[sd.Name]
-		if err := corrupt(ctx, func() error { return putRecord(ctx, hs.cs, hs.from.store, hs.before) }); err != nil {
+		if err := corrupt(ctx, func() error { return recordstore.PutRaw(ctx, hs.cs, hs.from.store, hs.before) }); err != nil {
 			return nil, err
 		}
 		m := one(hoPosition, position(ctx, hs))
-		return undoing(m, nil, func() error { return putRecord(ctx, hs.cs, hs.from.store, hs.after) })
+		return undoing(m, nil, func() error { return recordstore.PutRaw(ctx, hs.cs, hs.from.store, hs.after) })
 	})
 
 	if err := s.lock(ctx, r, rec, subj); err != nil {
@@ -306,12 +306,12 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 		if err != nil {
 			return nil, err
 		}
-		if err := corrupt(ctx, func() error { return putLease(ctx, hs.cs, st, "", "") }); err != nil {
+		if err := corrupt(ctx, func() error { return recordstore.SetHolder(ctx, hs.cs, st, "", "") }); err != nil {
 			return nil, err
 		}
 		_, e := held(ctx)
 		return undoing(one(hoHeld, e), nil, func() error {
-			return putLease(ctx, hs.cs, st, ptrString(saved.Spec.HolderIdentity), saved.Annotations[recordstore.LockInfoAnnotation])
+			return recordstore.SetHolder(ctx, hs.cs, st, ptrString(saved.Spec.HolderIdentity), saved.Annotations[recordstore.LockInfoAnnotation])
 		})
 	})
 	if id == "" {
@@ -335,10 +335,10 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 	rec.Check(hoCleared, cleared(ctx), fmt.Sprintf("force-unlock -force %s; Lease %s/%s read back free", id, st.Namespace, st.LeaseName()))
 	r.breakSubject(ctx, rec, Breaking{Name: "lease_held_again", Corruption: "holds Lease " + st.LeaseName() + " again as lock " + id,
 		Victim: id, Covers: []string{hoCleared}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		if err := corrupt(ctx, func() error { return putLease(ctx, hs.cs, st, id, info) }); err != nil {
+		if err := corrupt(ctx, func() error { return recordstore.SetHolder(ctx, hs.cs, st, id, info) }); err != nil {
 			return nil, err
 		}
-		return undoing(one(hoCleared, cleared(ctx)), nil, func() error { return putLease(ctx, hs.cs, st, "", "") })
+		return undoing(one(hoCleared, cleared(ctx)), nil, func() error { return recordstore.SetHolder(ctx, hs.cs, st, "", "") })
 	})
 	return nil
 }
@@ -357,49 +357,6 @@ func ptrString(p *string) string {
 		return ""
 	}
 	return *p
-}
-
-// putLease sets the lock Lease's holder and lock info ("" clears them),
-// as the backend does when it locks and unlocks.
-func putLease(ctx context.Context, cs kubernetes.Interface, st recordstore.Store, holder, info string) error {
-	l, err := cs.CoordinationV1().Leases(st.Namespace).Get(ctx, st.LeaseName(), metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if holder == "" {
-		l.Spec.HolderIdentity = nil
-		delete(l.Annotations, recordstore.LockInfoAnnotation)
-	} else {
-		l.Spec.HolderIdentity = &holder
-		if l.Annotations == nil {
-			l.Annotations = map[string]string{}
-		}
-		l.Annotations[recordstore.LockInfoAnnotation] = info
-	}
-	_, err = cs.CoordinationV1().Leases(st.Namespace).Update(ctx, l, metav1.UpdateOptions{})
-	return err
-}
-
-// recordBytes reads a state Secret's record as stored.
-func recordBytes(ctx context.Context, cs kubernetes.Interface, st recordstore.Store) ([]byte, error) {
-	s, err := cs.CoreV1().Secrets(st.Namespace).Get(ctx, st.SecretName(), metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", st, err)
-	}
-	return s.Data["tfstate"], nil
-}
-
-// putRecord writes a state Secret's record behind the engine's back.
-func putRecord(ctx context.Context, cs kubernetes.Interface, st recordstore.Store, b []byte) error {
-	s, err := cs.CoreV1().Secrets(st.Namespace).Get(ctx, st.SecretName(), metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("read %s: %w", st, err)
-	}
-	s.Data["tfstate"] = b
-	if _, err := cs.CoreV1().Secrets(st.Namespace).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("write %s: %w", st, err)
-	}
-	return nil
 }
 
 // handoffOpen finds both roots on a side with the workspace acting on
@@ -474,7 +431,7 @@ func engineIn(sd *Side, name string) (*handoffRoot, error) {
 
 // toPosition brings one side to the position between the two roots.
 func (hs *handoffSide) toPosition(ctx context.Context, addr, id string) error {
-	before, err := recordBytes(ctx, hs.cs, hs.from.store)
+	before, err := recordstore.Raw(ctx, hs.cs, hs.from.store)
 	if err != nil {
 		return err
 	}
@@ -490,7 +447,7 @@ func (hs *handoffSide) toPosition(ctx context.Context, addr, id string) error {
 		if _, err := hs.from.ws.StateRm(ctx, addr); err != nil {
 			return err
 		}
-		hs.after, err = recordBytes(ctx, hs.cs, hs.from.store)
+		hs.after, err = recordstore.Raw(ctx, hs.cs, hs.from.store)
 		return err
 	}
 	removed, err := estate.RemovedBlock(addr)
@@ -503,7 +460,7 @@ func (hs *handoffSide) toPosition(ctx context.Context, addr, id string) error {
 	if a, err := hs.from.ws.Apply(ctx, engine.ApplyOptions{}); err != nil {
 		return fmt.Errorf("root %s forgets %s: %w (%s)", hs.from.name, addr, err, lastLines(a.Call.Output, 8))
 	}
-	if hs.after, err = recordBytes(ctx, hs.cs, hs.from.store); err != nil {
+	if hs.after, err = recordstore.Raw(ctx, hs.cs, hs.from.store); err != nil {
 		return err
 	}
 	imp, err := estate.ImportBlock(addr, id)

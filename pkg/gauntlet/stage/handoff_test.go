@@ -72,7 +72,9 @@ func handoffOnThePair(t *testing.T, sabotage bool) {
 	r := &Run{Spec: &estate.Spec{Handoff: &estate.Handoff{Address: "kubernetes_manifest.handoff", From: "app", To: "network"}},
 		Subject: sides[0], Oracle: sides[1], Log: testenv.Logger(t), Sabotage: sabotage}
 	start := time.Now()
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return handoffPairSide(ctx, t, sd, subjectEngine, stockEngine) }); err != nil {
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
+		return handoffPairSide(ctx, t, sd, subjectEngine, stockEngine)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	// Cold deploy's objects: the oracle's stock state (the subject's app

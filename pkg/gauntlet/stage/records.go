@@ -13,8 +13,6 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -548,43 +546,15 @@ func (r *Run) checkInterruptedRecord(ctx context.Context, rec *Recorder, first, 
 	})
 }
 
-// holdLease sets a holder on a lock Lease behind the engine's back (made
-// if no command took the lock yet) and returns the undo. A sabotaged
-// BREAK holds nothing.
+// holdLease sets a holder on a lock Lease behind the engine's back and
+// returns the undo. A sabotaged BREAK holds nothing.
 func holdLease(ctx context.Context, sd *Side, s recordstore.Store) (func() error, error) {
-	undo := func() error { return nil }
 	cs, err := sd.Typed()
 	if err != nil {
 		return nil, err
 	}
-	leases := cs.CoordinationV1().Leases(s.Namespace)
-	err = corrupt(ctx, func() error {
-		l, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			l, err = leases.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.LeaseName(), Namespace: s.Namespace}}, metav1.CreateOptions{})
-			if err == nil {
-				undo = func() error { return leases.Delete(ctx, s.LeaseName(), metav1.DeleteOptions{}) }
-			}
-		} else if err == nil {
-			undo = func() error {
-				cur, err := leases.Get(ctx, s.LeaseName(), metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				cur.Spec.HolderIdentity = nil
-				_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
-				return err
-			}
-		}
-		if err != nil {
-			return err
-		}
-		holder := "gauntlet-break"
-		l.Spec.HolderIdentity = &holder
-		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-		return err
-	})
-	return undo, err
+	undo := func() error { return recordstore.SetHolder(ctx, cs, s, "", "") }
+	return undo, corrupt(ctx, func() error { return recordstore.SetHolder(ctx, cs, s, "gauntlet-break", "") })
 }
 
 // rewritten corrupts a side's record through recordstore.Rewrite (nothing
