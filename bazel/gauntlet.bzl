@@ -133,6 +133,10 @@ def _corpus_impl(rctx):
     names = []
     for e in sorted(estates.readdir(), key = str):
         spec = e.get_child("estate.yaml")
+
+        # Watched whether it exists or not: an estate.yaml added to a folder already there (roots written first)
+        # must bring its target in, and a folder's listing alone does not change then.
+        rctx.watch(spec)
         if spec.exists:
             rctx.read(spec)
             names.append(e.basename)
