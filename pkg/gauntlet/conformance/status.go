@@ -184,7 +184,7 @@ func Derive(w World, l *Ledger) (*Report, error) {
 			if err != nil {
 				in = nil // the estate is gone: nothing it ran is current
 			}
-			p, why := cellProof(st.Stages, byCell[c], l.Inputs, in)
+			p, why := cellProof(q.ID, st.Stages, byCell[c], l.Inputs, in)
 			st.Cells = append(st.Cells, CellProof{Cell: c, Proof: p, Why: why, Required: required(q, c, byCell[c])})
 		}
 		for _, e := range q.Estates {
@@ -264,11 +264,11 @@ func unprovable(stages []string, w World) string {
 
 // cellProof is a requirement's proof in one cell from that cell's rows:
 // for each verifying stage, the rows whose inputs are the tree's now.
-func cellProof(stages []string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
+func cellProof(req string, stages []string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
 	best, why := Proven, ""
 	first := true
 	for _, s := range stages {
-		p, w := stageProof(s, rows, inputs, now)
+		p, w := stageProof(req, s, rows, inputs, now)
 		if first || rank[p] < rank[best] {
 			best, why = p, w
 		}
@@ -280,10 +280,19 @@ func cellProof(stages []string, rows []Row, inputs map[string]*Inputs, now *Inpu
 	return best, why
 }
 
-func stageProof(stage string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
+// stageProof judges a stage's rows in one cell as proof of req. Only rows
+// whose run claimed req count: a stage verifies some requirements only on
+// some estates (the records in the cluster), and its pass elsewhere is
+// about something else.
+func stageProof(req, stage string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
 	var all, fresh []Row
+	unclaimed := ""
 	for _, r := range rows {
 		if r.Stage != stage {
+			continue
+		}
+		if !slices.Contains(r.Requirements, req) {
+			unclaimed = r.Run
 			continue
 		}
 		all = append(all, r)
@@ -292,6 +301,9 @@ func stageProof(stage string, rows []Row, inputs map[string]*Inputs, now *Inputs
 		}
 	}
 	if len(all) == 0 {
+		if unclaimed != "" {
+			return NotRun, fmt.Sprintf("run %s (%s) did not verify %s: the stage verifies it only on an estate that calls for it", unclaimed, stage, req)
+		}
 		return NotRun, "stage " + stage + " has no recorded run here"
 	}
 	if len(fresh) == 0 {
