@@ -19,6 +19,9 @@ func TestCapabilitiesFromVersion(t *testing.T) {
 		{"tofu", "1.9.4", MovedAcrossTypes, false},
 		{"tofu", "1.10.10", MovedAcrossTypes, true},
 		{"tofu", "1.8.11", RemovedBlocks, true},
+		{"tofu", "1.9.4", RemovedForget, false},
+		{"tofu", "1.10.10", RemovedForget, true},
+		{"terraform", "1.9.5", RemovedForget, true},
 		{"tofu", "1.12.6", StalePlanRefusal, true},
 		{"tofu", "1.12.6", LiveMode, false},
 	} {

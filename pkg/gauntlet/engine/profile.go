@@ -25,6 +25,9 @@ const (
 	MovedBlocks Capability = "moved blocks"
 	// RemovedBlocks: `removed { from }` blocks.
 	RemovedBlocks Capability = "removed blocks"
+	// RemovedForget: a removed block that says `lifecycle { destroy =
+	// false }`, forgetting the object and leaving it live.
+	RemovedForget Capability = "removed blocks with lifecycle destroy = false"
 	// MovedAcrossTypes: a moved block whose from and to are resources of
 	// different types (the provider converting the state).
 	MovedAcrossTypes Capability = "moved across resource types"
@@ -125,6 +128,10 @@ var Facts = []Fact{
 	{ImportBlocks, "tofu", "1.6.0", "OpenTofu's first release has import blocks (terraform 1.5 inherited)"},
 	{RemovedBlocks, "terraform", "1.7.0", "terraform CHANGELOG 1.7.0: removed blocks"},
 	{RemovedBlocks, "tofu", "1.7.0", "OpenTofu CHANGELOG 1.7.0: removed block"},
+	{RemovedForget, "terraform", "1.7.0", "terraform CHANGELOG 1.7.0: removed blocks, with lifecycle destroy = false"},
+	// Before 1.10 tofu's removed block always forgets and refuses a lifecycle block in it (seen in the matrix: tofu
+	// 1.8.11's hand-off failed on it).
+	{RemovedForget, "tofu", "1.10.0", "OpenTofu CHANGELOG 1.10.0: removed blocks can include lifecycle and provisioner configuration (opentofu#2556)"},
 	{MovedAcrossTypes, "terraform", "1.8.0", "terraform CHANGELOG 1.8.0: moved between resources of different types, when the provider converts"},
 	{MovedAcrossTypes, "tofu", "1.10.0", "OpenTofu CHANGELOG 1.10.0: moved blocks between resource types (opentofu#2370, #2481)"},
 	{StalePlanRefusal, "terraform", "1.0.0", `every pinned release refuses it: "Saved plan is stale" in internal/backend/local/backend_local.go (1.5.7 on)`},

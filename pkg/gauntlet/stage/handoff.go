@@ -22,7 +22,7 @@ import (
 
 func handoff() Stage {
 	return &handoffStage{info{id: "handoff", title: "Hand-off between estates", recordsReqs: []string{"GAUNT-PAIR-HANDOFF-01"},
-		needs: []engine.Capability{engine.RemovedBlocks, engine.ImportBlocks}, after: []string{"migrate"}}}
+		needs: []engine.Capability{engine.RemovedForget, engine.ImportBlocks}, after: []string{"migrate"}}}
 }
 
 // handoffStage decides whether a run is clear only for an estate that
