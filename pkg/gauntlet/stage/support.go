@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
@@ -106,7 +108,7 @@ func (r *Run) availability(ctx context.Context, rec *Recorder, when string) {
 		if !rec.Check(name, err, state) {
 			continue
 		}
-		path, n, err := r.discover(ctx, r.Subject, o.Ref)
+		path, n, err := r.discover(ctx, r.Subject, o.Ref, discoverySettle)
 		if !rec.Check(answers, err, fmt.Sprintf("GET %s lists %d resources", path, n)) {
 			continue
 		}
@@ -180,7 +182,7 @@ func (r *Run) backendDownBreak(ctx context.Context, rec *Recorder, api Object, c
 			m[checks[0]] = nil
 		}
 		if len(checks) > 1 {
-			_, _, m[checks[1]] = r.discover(ctx, sd, api.Ref)
+			_, _, m[checks[1]] = r.discover(ctx, sd, api.Ref, 0)
 		}
 		return undoing(m, nil, func() error {
 			if err := scale(replicas); err != nil {
@@ -245,9 +247,43 @@ func waitAvailable(ctx context.Context, sd *Side, ref estate.Object, want bool, 
 	}
 }
 
+// discoverySettle bounds how long the discovery check asks again after a
+// server error: a backend just rolled out can be Available while the
+// aggregator's first requests to it still come back Unauthorized (seen
+// once on kind, right after the reconverging apply).
+const discoverySettle = time.Minute
+
 // discover GETs the APIService's group version from the API server, as
-// kubectl does, and counts the resources it lists.
-func (r *Run) discover(ctx context.Context, sd *Side, ref estate.Object) (string, int, error) {
+// kubectl does, and counts the resources it lists. A server error is
+// asked again every 2 s for up to settle (a BREAK's measurement passes 0:
+// it asks once).
+func (r *Run) discover(ctx context.Context, sd *Side, ref estate.Object, settle time.Duration) (string, int, error) {
+	deadline := time.Now().Add(settle)
+	for {
+		path, n, err := r.discoverOnce(ctx, sd, ref)
+		if err == nil || !transient(err) || time.Now().After(deadline) {
+			return path, n, err
+		}
+		select {
+		case <-ctx.Done():
+			return path, n, err
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// transient says a discovery error is the server's (5xx) or an
+// authentication the aggregator had not finished (401), not an answer.
+func transient(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	code := st.Status().Code
+	return code >= 500 || code == 401
+}
+
+func (r *Run) discoverOnce(ctx context.Context, sd *Side, ref estate.Object) (string, int, error) {
 	u, err := sd.Get(ctx, ref)
 	if err != nil || u == nil {
 		return "", 0, fmt.Errorf("read %s: %v", ref, err)
