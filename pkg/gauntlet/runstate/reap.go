@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -60,8 +61,14 @@ func (s *State) reapOnce() {
 	for _, g := range s.Snapshot().Groups {
 		groups[g.PID] = true
 	}
+	others := openStates.groupsBesides(s)
 	for _, p := range all {
 		if p.ppid != self {
+			continue
+		}
+		// Another run of this process (a matrix's runs side by side)
+		// started it or its group: it is that run's to reap and end.
+		if others[p.pid] || others[p.pgid] && !groups[p.pgid] {
 			continue
 		}
 		member := p.pid != p.pgid && groups[p.pgid]
@@ -76,4 +83,45 @@ func (s *State) reapOnce() {
 			s.Process(p.pid)
 		}
 	}
+}
+
+// openStates are the records this process holds now. Children are the
+// process's, not a run's: a run's reaper asks the others which children
+// they started before it takes one for an orphan.
+var openStates = &registry{states: map[*State]bool{}}
+
+type registry struct {
+	mu     sync.Mutex
+	states map[*State]bool
+}
+
+func (r *registry) add(s *State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states[s] = true
+}
+
+func (r *registry) remove(s *State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.states, s)
+}
+
+// groupsBesides are the groups every other open record holds.
+func (r *registry) groupsBesides(s *State) map[int]bool {
+	r.mu.Lock()
+	var others []*State
+	for o := range r.states {
+		if o != s {
+			others = append(others, o)
+		}
+	}
+	r.mu.Unlock()
+	out := map[int]bool{}
+	for _, o := range others {
+		for _, g := range o.Snapshot().Groups {
+			out[g.PID] = true
+		}
+	}
+	return out
 }

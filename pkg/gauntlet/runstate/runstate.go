@@ -96,6 +96,7 @@ func Open(dir, command string) (*State, error) {
 		s.release()
 		return nil, err
 	}
+	openStates.add(s)
 	return s, nil
 }
 
@@ -199,6 +200,7 @@ func (s *State) End(ctx context.Context) (Cleaned, error) {
 }
 
 func (s *State) release() {
+	openStates.remove(s)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lock == nil {

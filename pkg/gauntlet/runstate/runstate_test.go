@@ -317,3 +317,55 @@ func TestOneProcessManyRecords(t *testing.T) {
 		t.Fatalf("left %v", left)
 	}
 }
+
+// Two runs side by side in one process: a child that one run started is
+// never taken by the other's reaper for an orphan, so the other's End
+// leaves it running; a child no run claims is still taken.
+func TestSideBySideRunsKeepTheirChildren(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Open(dir, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	bs, nobody := start(), start()
+	if err := b.Group(bs.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	a.reapOnce()
+	taken := map[int]bool{}
+	for _, p := range a.Snapshot().Procs {
+		taken[p.PID] = true
+	}
+	if taken[bs.Process.Pid] {
+		t.Errorf("run a took run b's child %d for an orphan", bs.Process.Pid)
+	}
+	if !taken[nobody.Process.Pid] {
+		t.Errorf("run a did not take the unclaimed child %d (took %v)", nobody.Process.Pid, taken)
+	}
+	if _, err := a.End(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(bs.Process.Pid, 0); err != nil {
+		t.Fatalf("run a's End ended run b's child: %v", err)
+	}
+	c, err := b.End(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Killed) != 1 {
+		t.Fatalf("run b's End ended %v, want its one child", c.Killed)
+	}
+}
