@@ -30,6 +30,7 @@ func runMatrix(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "directory for matrix.md, matrix.json, junit.xml and one evidence folder per engine (default out/matrix/<estate>)")
 	estates := fs.String("estates", "estates", "directory holding the estates")
 	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
+	jobs := fs.Int("jobs", 0, "engine runs at once, each with its own two clusters (default: one per two cores on local, 1 on kind)")
 	reuse := fs.Bool("reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
@@ -110,7 +111,7 @@ func runMatrix(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: *oracle, Substrate: *substrate, CacheDir: tf.cache,
-		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun,
+		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: *jobs,
 		Reproduce: "go run ./tools/gauntlet matrix " + strings.Join(args, " ")})
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func runMatrix(ctx context.Context, args []string) error {
 		return err
 	}
 	t := matrix.Parity(m)
-	fmt.Printf("%s: %d engines against %s in %s\n", spec.Name, len(m.Columns), m.Oracle, time.Since(start).Round(time.Second))
+	fmt.Printf("%s: %d engines against %s in %s, %d at a time\n", spec.Name, len(m.Columns), m.Oracle, time.Since(start).Round(time.Second), m.Jobs)
 	fmt.Printf("  %-20s", "stage")
 	for _, e := range t.Engines {
 		fmt.Printf(" %-16s", e)

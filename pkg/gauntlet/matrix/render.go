@@ -235,7 +235,7 @@ func Markdown(w io.Writer, m *Matrix) error {
 		fmt.Fprintf(&b, "| %s%s | %s sha256 %s | %s | %s | [%s](%s/%s) |\n", col.Engine, reused, cellEscape(s.Display), shortSHA(s.SHA256),
 			cellEscape(firstLine(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
 	}
-	fmt.Fprintf(&b, "\nWall time %s for %d runs made now (their own times add up to %s).\n", m.Duration.Round(time.Second), c.Runs, c.SumOfRuns.Round(time.Second))
+	fmt.Fprintf(&b, "\nWall time %s for %d runs made now, %d at a time (their own times add up to %s).\n", m.Duration.Round(time.Second), c.Runs, max(1, m.Jobs), c.SumOfRuns.Round(time.Second))
 	if m.Reproduce != "" {
 		fmt.Fprintf(&b, "\nReproduce: `%s`\n", m.Reproduce)
 	}
