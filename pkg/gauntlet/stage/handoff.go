@@ -63,6 +63,38 @@ type handoffSide struct {
 	// import) ran: a sabotaged BREAK may run it early.
 	finished bool
 	finish   string
+	// snaps are from's and to's files before the hand-off.
+	snaps []estate.Snapshot
+}
+
+func snapshotRoots(roots ...*estate.Root) ([]estate.Snapshot, error) {
+	var out []estate.Snapshot
+	for _, rt := range roots {
+		snap, err := rt.Snapshot()
+		if err != nil {
+			return nil, fmt.Errorf("root %s: %w", rt.Name, err)
+		}
+		out = append(out, snap)
+	}
+	return out, nil
+}
+
+// restore puts from's and to's files back as snapshotRoots found them,
+// gauntlet's hand-off file removed.
+func (hs *handoffSide) restore() error {
+	if hs == nil || len(hs.snaps) != 2 {
+		return nil
+	}
+	var errs []error
+	for i, rt := range []*estate.Root{hs.from.root, hs.to.root} {
+		if err := rt.RemoveFile(handoffFile); err != nil {
+			errs = append(errs, err)
+		}
+		if err := rt.Restore(hs.snaps[i]); err != nil {
+			errs = append(errs, fmt.Errorf("restore root %s on %s: %w", rt.Name, hs.sd.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Check names.
@@ -92,6 +124,9 @@ func (s *handoffStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	var mu sync.Mutex
 	err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		hs, err := handoffOpen(ctx, r, sd, h)
+		if err == nil {
+			hs.snaps, err = snapshotRoots(hs.from.root, hs.to.root)
+		}
 		mu.Lock()
 		sides[sd.Name] = hs
 		mu.Unlock()
@@ -100,6 +135,20 @@ func (s *handoffStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
+	if err := s.move(ctx, r, rec, h, sides); err != nil {
+		// Put both roots' files back as they were, so that teardown
+		// destroys what each root's state holds instead of tripping on a
+		// half-written hand-off.
+		for _, hs := range sides {
+			err = errors.Join(err, hs.restore())
+		}
+		return err
+	}
+	return nil
+}
+
+// move runs the hand-off on both sides once each side's roots are open.
+func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estate.Handoff, sides map[string]*handoffSide) error {
 	subj := sides["subject"]
 	obj, addr := subj.obj, h.Address
 	id := importID(obj)

@@ -15,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -243,4 +244,66 @@ func handoffPairSide(ctx context.Context, t *testing.T, sd *Side, subject, stock
 	sd.recordsLive = true
 	sd.mu.Unlock()
 	return nil
+}
+
+// A hand-off that fails part way leaves both roots' files as they were:
+// the block taken from one root is back, the one adopted by the other is
+// gone, and so is gauntlet's hand-off file.
+func TestHandoffRestoreUndoesAHalfMove(t *testing.T) {
+	dir := t.TempDir()
+	var roots []*estate.Root
+	for name, body := range map[string]string{
+		"from": "resource \"kubernetes_config_map_v1\" \"moved\" {\n  metadata {\n    name = \"moved\"\n  }\n}\n",
+		"to":   "resource \"kubernetes_namespace_v1\" \"ns\" {\n  metadata {\n    name = \"ns\"\n  }\n}\n",
+	} {
+		root := &estate.Root{Name: name, Dir: filepath.Join(dir, name), Main: "main.tf"}
+		if err := os.MkdirAll(root.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root.Dir, "main.tf"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, root)
+	}
+	from, to := roots[0], roots[1]
+	if from.Name != "from" {
+		from, to = to, from
+	}
+	before := map[string]estate.Snapshot{}
+	for _, rt := range roots {
+		s, err := rt.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[rt.Name] = s
+	}
+	snaps, err := snapshotRoots(from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &handoffSide{sd: &Side{Name: "subject"}, from: &handoffRoot{name: "from", root: from}, to: &handoffRoot{name: "to", root: to}, snaps: snaps}
+	// Half a move: the block is taken and adopted, the removed block is
+	// written, then the stage fails.
+	block, err := from.TakeResource("kubernetes_config_map_v1.moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := to.AdoptResource("kubernetes_config_map_v1.moved", block); err != nil {
+		t.Fatal(err)
+	}
+	if err := from.WriteFile(handoffFile, "removed {}\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.restore(); err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range roots {
+		after, err := rt.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(before[rt.Name], after); diff != "" {
+			t.Errorf("root %s after restore (-before +after):\n%s", rt.Name, diff)
+		}
+	}
 }
