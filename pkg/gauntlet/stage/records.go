@@ -39,26 +39,32 @@ func storeOf(r *estate.Records) recordstore.Store {
 // recordRoots lists the side's roots on the kubernetes backend in apply
 // order.
 func (s *Side) recordRoots() []recordRoot {
-	var out []recordRoot
-	add := func(o *OtherRoot) {
-		if o.Records != nil {
-			out = append(out, recordRoot{name: o.Root.Name, dir: o.Root.Dir, store: storeOf(o.Records), ws: s.otherWorkspace(o)})
-		}
-	}
-	for _, o := range s.Others {
-		if o.Before {
-			add(o)
-		}
-	}
+	out := s.stoodOn()
 	if s.Records != nil {
 		out = append(out, recordRoot{name: s.Root.Name, dir: s.Root.Dir, store: storeOf(s.Records), ws: s.Engine})
 	}
 	for _, o := range s.Others {
-		if !o.Before {
-			add(o)
+		if !o.Before && o.Records != nil {
+			out = append(out, s.otherRecordRoot(o))
 		}
 	}
 	return out
+}
+
+// stoodOn lists the side's roots on the kubernetes backend that come
+// before the acted one in apply order: the ones it stands on.
+func (s *Side) stoodOn() []recordRoot {
+	var out []recordRoot
+	for _, o := range s.Others {
+		if o.Before && o.Records != nil {
+			out = append(out, s.otherRecordRoot(o))
+		}
+	}
+	return out
+}
+
+func (s *Side) otherRecordRoot(o *OtherRoot) recordRoot {
+	return recordRoot{name: o.Root.Name, dir: o.Root.Dir, store: storeOf(o.Records), ws: s.otherWorkspace(o)}
 }
 
 // RecordsEstate reports whether any of the estate's roots keeps its state

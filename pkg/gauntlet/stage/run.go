@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -89,21 +90,33 @@ func (s *Side) Workspace(dir string) (*engine.Workspace, error) {
 	return ws, nil
 }
 
-// Calls counts every engine call made on this side so far.
-func (s *Side) Calls() int {
-	n := len(s.Engine.Calls())
-	if s.Stock != s.Engine {
-		n += len(s.Stock.Calls())
-	}
-	for _, o := range s.Others {
-		n += len(o.Stock.Calls())
-		if o.Engine != nil && o.Engine != o.Stock {
-			n += len(o.Engine.Calls())
+// workspaces are every workspace of this side, each once: its engine and
+// stock CLI in every root, and the extra ones opened since.
+func (s *Side) workspaces() []*engine.Workspace {
+	var out []*engine.Workspace
+	add := func(ws *engine.Workspace) {
+		if ws != nil && !slices.Contains(out, ws) {
+			out = append(out, ws)
 		}
+	}
+	add(s.Engine)
+	add(s.Stock)
+	for _, o := range s.Others {
+		add(o.Stock)
+		add(o.Engine)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ws := range s.extra {
+		add(ws)
+	}
+	return out
+}
+
+// Calls counts every engine call made on this side so far.
+func (s *Side) Calls() int {
+	n := 0
+	for _, ws := range s.workspaces() {
 		n += len(ws.Calls())
 	}
 	return n
@@ -113,25 +126,10 @@ func (s *Side) Calls() int {
 // far: the floor under any stage's wall time, whatever gauntlet adds.
 func (s *Side) CallTime() time.Duration {
 	var d time.Duration
-	sum := func(ws *engine.Workspace) {
+	for _, ws := range s.workspaces() {
 		for _, c := range ws.Calls() {
 			d += c.Duration
 		}
-	}
-	sum(s.Engine)
-	if s.Stock != s.Engine {
-		sum(s.Stock)
-	}
-	for _, o := range s.Others {
-		sum(o.Stock)
-		if o.Engine != nil && o.Engine != o.Stock {
-			sum(o.Engine)
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ws := range s.extra {
-		sum(ws)
 	}
 	return d
 }

@@ -19,17 +19,6 @@ const (
 	readerRefused     = "its read of the destroyed roots' outputs is refused"
 )
 
-// stoodOn are the roots applied before the acted one that keep records.
-func (s *Side) stoodOn() []recordRoot {
-	var out []recordRoot
-	for _, o := range s.Others {
-		if o.Before && o.Records != nil {
-			out = append(out, recordRoot{name: o.Root.Name, dir: o.Root.Dir, store: storeOf(o.Records), ws: s.otherWorkspace(o)})
-		}
-	}
-	return out
-}
-
 // takeStoodOn snapshots the namespaces holding the records of the roots
 // the acted one stands on.
 func takeStoodOn(ctx context.Context, sd *Side) (map[string]recordstore.Snapshot, error) {
