@@ -249,19 +249,25 @@ func waitAvailable(ctx context.Context, sd *Side, ref estate.Object, want bool, 
 
 // discoverySettle bounds how long the discovery check asks again after a
 // server error: a backend just rolled out can be Available while the
-// aggregator's first requests to it still come back Unauthorized (seen
-// once on kind, right after the reconverging apply).
-const discoverySettle = time.Minute
+// aggregator's requests to it still come back Unauthorized (seen on kind
+// right after the reconverging apply, once for more than a minute).
+const discoverySettle = 3 * time.Minute
 
 // discover GETs the APIService's group version from the API server, as
 // kubectl does, and counts the resources it lists. A server error is
 // asked again every 2 s for up to settle (a BREAK's measurement passes 0:
 // it asks once).
 func (r *Run) discover(ctx context.Context, sd *Side, ref estate.Object, settle time.Duration) (string, int, error) {
-	deadline := time.Now().Add(settle)
-	for {
+	start := time.Now()
+	for asked := 1; ; asked++ {
 		path, n, err := r.discoverOnce(ctx, sd, ref)
-		if err == nil || !transient(err) || time.Now().After(deadline) {
+		if err == nil || !transient(err) {
+			return path, n, err
+		}
+		if time.Since(start) >= settle {
+			if asked > 1 {
+				err = fmt.Errorf("%w (asked %d times over %s)", err, asked, time.Since(start).Round(time.Second))
+			}
 			return path, n, err
 		}
 		select {
