@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -230,8 +231,73 @@ func (s *Side) Recreate(ctx context.Context, o estate.Object, from *unstructured
 	for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "uid"}, {"metadata", "creationTimestamp"}, {"metadata", "managedFields"}, {"metadata", "generation"}, {"status"}} {
 		unstructured.RemoveNestedField(u.Object, f...)
 	}
-	if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	_, err = ri.Create(ctx, u, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil // never deleted (a sabotaged BREAK), or put back already
+	}
+	if err != nil {
 		return fmt.Errorf("recreate %s on %s: %w", o, s.Name, err)
+	}
+	if o.Group == "" && o.Kind == "ServiceAccount" && s.Cluster != nil && s.Cluster.Capabilities().ContainersRun {
+		return s.restartPodsOf(ctx, o.Namespace, o.Name)
+	}
+	return nil
+}
+
+// restartPodsOf deletes the running pods of a ServiceAccount that was
+// just created again and waits until as many are Ready in their place.
+// The account has a new uid, so the API server refuses every token the
+// old pods hold: left alone, a metrics-server on kind answered every
+// discovery request "Unauthorized" for good after a BREAK put its
+// account back.
+func (s *Side) restartPodsOf(ctx context.Context, namespace, account string) error {
+	cs, err := s.Typed()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list pods of ServiceAccount %s/%s on %s: %w", namespace, account, s.Name, err)
+	}
+	old := map[types.UID]bool{}
+	for _, p := range pods.Items {
+		if p.Spec.ServiceAccountName != account || p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := cs.CoreV1().Pods(namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("restart pod %s/%s on %s: %w", namespace, p.Name, s.Name, err)
+		}
+		old[p.UID] = true
+	}
+	for len(old) > 0 {
+		pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			ready, stale := 0, 0
+			for _, p := range pods.Items {
+				if p.Spec.ServiceAccountName != account {
+					continue
+				}
+				if old[p.UID] {
+					stale++
+					continue
+				}
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+						ready++
+					}
+				}
+			}
+			if stale == 0 && ready >= len(old) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pods of ServiceAccount %s/%s on %s not Ready again after it was created again: %w", namespace, account, s.Name, ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
 	}
 	return nil
 }

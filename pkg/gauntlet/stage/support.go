@@ -15,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -266,7 +267,7 @@ func (r *Run) discover(ctx context.Context, sd *Side, ref estate.Object, settle 
 		}
 		if time.Since(start) >= settle {
 			if asked > 1 {
-				err = fmt.Errorf("%w (asked %d times over %s)", err, asked, time.Since(start).Round(time.Second))
+				err = fmt.Errorf("%w (asked %d times over %s)%s", err, asked, time.Since(start).Round(time.Second), r.backendLog(ctx, sd, ref))
 			}
 			return path, n, err
 		}
@@ -356,6 +357,39 @@ func (r *Run) backend(ctx context.Context, sd *Side, api estate.Object) (*Object
 		}
 	}
 	return nil, nil
+}
+
+// backendLog is the end of the log of each pod behind an APIService, for
+// the detail of a check that failed on it ("" when there is none).
+func (r *Run) backendLog(ctx context.Context, sd *Side, api estate.Object) string {
+	backend, err := r.backend(ctx, sd, api)
+	if err != nil || backend == nil {
+		return ""
+	}
+	cs, err := sd.Typed()
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	d, err := cs.AppsV1().Deployments(backend.Ref.Namespace).Get(ctx, backend.Ref.Name, metav1.GetOptions{})
+	if err != nil || d.Spec.Selector == nil {
+		return ""
+	}
+	pods, err := cs.CoreV1().Pods(backend.Ref.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	if err != nil {
+		return ""
+	}
+	tail := int64(8)
+	var b strings.Builder
+	for _, p := range pods.Items {
+		raw, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "; pod %s (%s) log ends: %s", p.Name, p.Status.Phase, strings.Join(strings.Fields(string(raw)), " "))
+	}
+	return b.String()
 }
 
 // sourceLine names the estate's source for a detail sentence.
