@@ -150,8 +150,20 @@ func store(cacheDir string, src *estate.Source, pf estate.Pinned, b []byte, from
 	}
 	// Write then rename: a concurrent reader sees the old file or the new
 	// one, never half of it (which would fail its sha256 check).
-	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return "", err
 	}
 	return p, os.Rename(tmp, p)

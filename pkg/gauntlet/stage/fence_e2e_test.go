@@ -52,8 +52,13 @@ func TestFenceStage(t *testing.T) {
 			sd = pairSide(ctx, t, side.name, side.cli)
 		}()
 	}
+	// Both helpers end before a failure ends the test: one still running
+	// must not report into a finished test.
+	var sides []*Side
 	for range 2 {
-		sd := <-done
+		sides = append(sides, <-done)
+	}
+	for _, sd := range sides {
 		if sd == nil {
 			t.FailNow()
 		}

@@ -60,8 +60,14 @@ func placeLink(src, dst string) error {
 	if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
 		return nil
 	}
-	// A per-process name: two test binaries may lay the mirror out at once.
-	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
+	// A name of its own: two processes, or two runs of one process, may
+	// lay the mirror out at once.
+	f, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	f.Close()
 	os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
 		if err := copyFile(src, tmp, 0o755); err != nil {
