@@ -244,6 +244,41 @@ func (s *Side) Recreate(ctx context.Context, o estate.Object, from *unstructured
 	return nil
 }
 
+// apiServicesAvailable waits until every APIService says Available: an
+// aggregated API whose backend just restarted flips its status back a few
+// seconds after the pods are Ready, and that write must not fall inside
+// the next stage's measurement.
+func (s *Side) apiServicesAvailable(ctx context.Context) error {
+	gvr := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	for {
+		list, err := s.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			down := ""
+			for _, u := range list.Items {
+				conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+				ok := false
+				for _, c := range conds {
+					m, _ := c.(map[string]any)
+					if m["type"] == "Available" && m["status"] == "True" {
+						ok = true
+					}
+				}
+				if !ok {
+					down = u.GetName()
+				}
+			}
+			if down == "" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("APIServices on %s not all Available after a ServiceAccount's pods restarted: %w", s.Name, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // restartPodsOf deletes the running pods of a ServiceAccount that was
 // just created again and waits until as many are Ready in their place.
 // The account has a new uid, so the API server refuses every token the
@@ -290,7 +325,7 @@ func (s *Side) restartPodsOf(ctx context.Context, namespace, account string) err
 				}
 			}
 			if stale == 0 && ready >= len(old) {
-				return nil
+				return s.apiServicesAvailable(ctx)
 			}
 		}
 		select {
