@@ -36,6 +36,7 @@ type options struct {
 	only        []string
 	stopAfter   func(result.Stage) bool
 	sabotage    bool
+	oracleTape  *OracleTape
 }
 
 // WithSubstrate picks the cluster provider: "local" (default), "kind" or

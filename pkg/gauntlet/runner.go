@@ -22,6 +22,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/tape"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/runstate"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
 
@@ -119,6 +121,18 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		}
 	}
 
+	var taped *tape.Side
+	if o.oracleTape != nil {
+		if o.oracleTape.Recorded() {
+			taped, err = o.oracleTape.t.Replay(work)
+		} else {
+			taped, err = o.oracleTape.t.Record(work)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+
 	td := &teardown{log: o.logger}
 	defer func() {
 		if p := recover(); p != nil {
@@ -137,6 +151,9 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		Reproduce: o.reproduce,
 		Sabotaged: o.sabotage,
 	}
+	if taped != nil && taped.Replaying() {
+		res.OracleReplay = "the run with " + o.oracleTape.RecordedWith()
+	}
 	mountRoot := func(dir string) {
 		if err := state.MountRoot(dir); err != nil {
 			o.logger.Warnf("%v", err)
@@ -146,11 +163,15 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	if err != nil {
 		return nil, err
 	}
-	sides, err := startSides(ctx, prov, td, o)
+	sides, err := startSides(ctx, prov, td, o, taped)
 	if err == nil {
 		for i, name := range []string{"subject", "oracle"} {
 			if err = prepareSide(ctx, sides[i], spec, pre, work, name, o); err != nil {
 				break
+			}
+			if name == "oracle" && taped != nil {
+				taped.Proxy(sides[i].Engine.Kubeconfig, sides[i].Proxy)
+				sides[i].UseTape(taped)
 			}
 		}
 	}
@@ -178,6 +199,20 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	runStages(ctx, r, res, o, plans)
 	res.Choices = r.Choices
 	res.Duration = time.Since(start)
+	if taped != nil {
+		if taped.Replaying() {
+			if err := taped.Diverged(); err != nil {
+				return res, fmt.Errorf("%s: %w", spec.Name, err)
+			}
+			if left := taped.Unasked(); len(left) > 0 {
+				// The subject cut a stage short: the oracle's answers after
+				// that point are the recording's, as a reference should be.
+				o.logger.Infof("oracle replay: %d recorded question(s) not asked, e.g. %s", len(left), left[0])
+			}
+		} else if res.Cancelled == nil {
+			taped.Finish(res.Subject.Name + "@" + res.Subject.Pinned)
+		}
+	}
 	switch {
 	case res.Cancelled != nil:
 		res.ExitCode = cancelExitCode(ctx)
@@ -250,11 +285,22 @@ func provider(o *options, pre *preflight, work string, track func(pid int), moun
 
 // startSides starts the subject's and the oracle's clusters in parallel,
 // each with its wire proxy.
-func startSides(ctx context.Context, prov func(int) cluster.Provider, td *teardown, o *options) ([]*stage.Side, error) {
+// With a tape, the oracle's cluster is recorded, or stands in for the
+// recorded one and nothing starts.
+func startSides(ctx context.Context, prov func(int) cluster.Provider, td *teardown, o *options, taped *tape.Side) ([]*stage.Side, error) {
 	sides := []*stage.Side{{Name: "subject"}, {Name: "oracle"}}
+	// The proxies reach the clusters directly: the engine's traffic is
+	// recorded with its calls, never as gauntlet's own requests.
+	direct := make([]func() *rest.Config, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i, sd := range sides {
+		if i == 1 && taped != nil && taped.Replaying() {
+			sd.Cluster = taped.Cluster(nil)
+			direct[i] = func() *rest.Config { c := sd.Cluster.RESTConfig(); c.WrapTransport = nil; return c }
+			o.logger.Infof("%s cluster not started: its side is replayed from the run with %s", sd.Name, o.oracleTape.RecordedWith())
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -265,7 +311,10 @@ func startSides(ctx context.Context, prov func(int) cluster.Provider, td *teardo
 				return
 			}
 			td.push(c.Stop)
-			sd.Cluster = c
+			sd.Cluster, direct[i] = c, c.RESTConfig
+			if i == 1 && taped != nil {
+				sd.Cluster = taped.Cluster(c)
+			}
 			o.logger.Infof("%s cluster ready in %s (%s)", sd.Name, time.Since(started).Round(100*time.Millisecond), c.Substrate())
 		}()
 	}
@@ -273,8 +322,8 @@ func startSides(ctx context.Context, prov func(int) cluster.Provider, td *teardo
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	for _, sd := range sides {
-		p, err := wire.Start(ctx, sd.Cluster.RESTConfig())
+	for i, sd := range sides {
+		p, err := wire.Start(ctx, direct[i]())
 		if err != nil {
 			return nil, fmt.Errorf("%s: wire proxy: %w", sd.Name, err)
 		}
@@ -548,6 +597,9 @@ func needed(id string, only []string) bool {
 
 func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, o *options, plans *planTally) (out result.Stage) {
 	o.logger.Infof("stage %-20s started", st.ID())
+	if r.Oracle.Tape != nil {
+		r.Oracle.Tape.Scope(st.ID())
+	}
 	rec := stage.NewRecorder()
 	calls0 := [2]int{r.Subject.Calls(), r.Oracle.Calls()}
 	time0 := [2]time.Duration{r.Subject.CallTime(), r.Oracle.CallTime()}

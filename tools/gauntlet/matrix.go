@@ -31,6 +31,7 @@ func runMatrix(ctx context.Context, args []string) error {
 	estates := fs.String("estates", "estates", "directory holding the estates")
 	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
 	jobs := fs.Int("jobs", 0, "engine runs at once, each with its own two clusters (default: one per two cores on local, 1 on kind)")
+	oracleLive := fs.Bool("oracle-live", false, "run the oracle live with every engine (default: once, recorded, and replayed for the other engines)")
 	reuse := fs.Bool("reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
@@ -111,7 +112,7 @@ func runMatrix(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: *oracle, Substrate: *substrate, CacheDir: tf.cache,
-		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: *jobs,
+		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: *jobs, OracleLive: *oracleLive,
 		Reproduce: "go run ./tools/gauntlet matrix " + strings.Join(args, " ")})
 	if err != nil {
 		return err

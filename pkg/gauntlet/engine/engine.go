@@ -74,6 +74,7 @@ type Workspace struct {
 	mu    sync.Mutex
 	seq   int
 	calls []Call
+	tape  CallTape
 }
 
 // Workspace returns a workspace for dir; logs go to logDir.
@@ -130,25 +131,41 @@ func ExitCode(err error) int {
 type RunOption func(*runOpts)
 
 type runOpts struct {
-	started func(*os.Process)
+	started []func(*os.Process)
 	env     []string
-	watch   io.Writer
+	watch   []io.Writer
 }
 
 // OnStart is called with the engine's process right after it starts, e.g.
-// so a wire trigger can signal it at an exact point.
-func OnStart(f func(*os.Process)) RunOption { return func(o *runOpts) { o.started = f } }
+// so a wire trigger can signal it at an exact point. Several compose, in
+// the order given.
+func OnStart(f func(*os.Process)) RunOption {
+	return func(o *runOpts) { o.started = append(o.started, f) }
+}
 
 // WatchOutput also sends the engine's output to w as it is printed.
-func WatchOutput(w io.Writer) RunOption { return func(o *runOpts) { o.watch = w } }
+// Several compose.
+func WatchOutput(w io.Writer) RunOption { return func(o *runOpts) { o.watch = append(o.watch, w) } }
 
 // WithEnv adds environment variables (KEY=VALUE) to one call.
 func WithEnv(kv ...string) RunOption { return func(o *runOpts) { o.env = append(o.env, kv...) } }
 
 // Run runs the CLI with args in the workspace. A non-zero exit is a
 // *CallError carrying the call; cancelling ctx stops the engine the way
-// Ctrl-C does (SIGTERM, state saved), then kills it after 30 s.
+// Ctrl-C does (SIGTERM, state saved), then kills it after 30 s. In a
+// workspace with a CallTape, the tape decides whether the engine runs or
+// a stand-in replays the call as recorded.
 func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (Call, error) {
+	if t := w.Tape(); t != nil {
+		return t.Call(ctx, w, args, func(rec *Recorded, ready func()) (Call, error) {
+			return w.run(ctx, args, rec, ready, opts)
+		})
+	}
+	return w.run(ctx, args, nil, nil, opts)
+}
+
+// run runs the engine, or with rec a stand-in for it (see StandIn).
+func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready func(), opts []RunOption) (Call, error) {
 	var o runOpts
 	for _, f := range opts {
 		f(&o)
@@ -163,9 +180,20 @@ func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (
 		return call, err
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "# %s %s\n# dir: %s\n# kubeconfig: %s\n\n", w.Engine.Bin, strings.Join(args, " "), w.Dir, w.Kubeconfig)
+	fmt.Fprintf(logf, "# %s %s\n# dir: %s\n# kubeconfig: %s\n", w.Engine.Bin, strings.Join(args, " "), w.Dir, w.Kubeconfig)
+	bin, argv := w.Engine.Bin, args
+	var standIn *standIn
+	if rec != nil {
+		if standIn, err = newStandIn(rec); err != nil {
+			return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+		}
+		defer standIn.remove()
+		bin, argv = standIn.command()
+		fmt.Fprintf(logf, "# replayed as recorded (took %s then): the engine does not run\n", rec.Duration.Round(time.Millisecond))
+	}
+	fmt.Fprintln(logf)
 	var out strings.Builder
-	cmd := exec.CommandContext(ctx, w.Engine.Bin, args...)
+	cmd := exec.CommandContext(ctx, bin, argv...)
 	cmd.Dir = w.Dir
 	cmd.Env = append(w.env(), o.env...)
 	tee := &teeWriter{a: &out, b: logf, watch: o.watch}
@@ -182,13 +210,21 @@ func (w *Workspace) Run(ctx context.Context, args []string, opts ...RunOption) (
 	if w.Engine.started != nil {
 		w.Engine.started(cmd.Process.Pid)
 	}
-	if o.started != nil {
-		o.started(cmd.Process)
+	for _, f := range o.started {
+		f(cmd.Process)
 	}
+	readyDone := standIn.whenWaiting(ctx, ready)
 	err = cmd.Wait()
+	<-readyDone
 	call.Duration = time.Since(start)
 	call.Output = out.String()
 	call.ExitCode = cmd.ProcessState.ExitCode()
+	if rec != nil {
+		call.Duration = rec.Duration
+		if !rec.Fired && ready != nil {
+			ready()
+		}
+	}
 	fmt.Fprintf(logf, "\n# exit %d after %s\n", call.ExitCode, call.Duration.Round(time.Millisecond))
 	w.mu.Lock()
 	w.calls = append(w.calls, call)
@@ -226,15 +262,15 @@ type teeWriter struct {
 	mu    sync.Mutex
 	a     *strings.Builder
 	b     *os.File
-	watch io.Writer
+	watch []io.Writer
 }
 
 func (t *teeWriter) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.a.Write(p)
-	if t.watch != nil {
-		t.watch.Write(p)
+	for _, w := range t.watch {
+		w.Write(p)
 	}
 	return t.b.Write(p)
 }

@@ -66,6 +66,9 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 
 	fmt.Fprintf(b, "%s\n\n", lastRunLine(r))
 	fmt.Fprintf(b, "Oracle: %s\n\n", engineSentence(r.Oracle))
+	if r.OracleReplay != "" {
+		fmt.Fprintf(b, "The oracle's side was not run again for this engine: it was replayed from its recording in %s of the same matrix (its engine calls with what they left and sent, and gauntlet's own requests to its cluster, each answered as recorded). `gauntlet matrix --oracle-live` runs it live.\n\n", r.OracleReplay)
+	}
 	fmt.Fprintf(b, "Engine: %s\n\n", engineSentence(r.Subject))
 	writeReproduce(b, r)
 }

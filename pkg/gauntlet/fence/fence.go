@@ -61,7 +61,8 @@ type Identity struct {
 	// ("system:serviceaccount:NS:NAME"), as a Forbidden error names it.
 	User string
 	// Config reaches the cluster as the identity: the admin config's
-	// server and CA with the identity's token, nothing else.
+	// server and CA with the identity's token, and whatever wraps the
+	// admin config's transport.
 	Config *rest.Config
 
 	admin kubernetes.Interface
@@ -151,6 +152,9 @@ func (id *Identity) create(ctx context.Context, admin *rest.Config, s Spec) erro
 	}
 	id.Config = rest.AnonymousClientConfig(admin)
 	id.Config.BearerToken = tr.Status.Token
+	// Whatever wraps the admin's requests (a run's oracle tape) wraps the
+	// identity's too; a proxy started from Config must take it off.
+	id.Config.WrapTransport = admin.WrapTransport
 	if id.self, err = kubernetes.NewForConfig(id.Config); err != nil {
 		return err
 	}

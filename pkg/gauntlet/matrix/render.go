@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -204,7 +205,7 @@ func Markdown(w io.Writer, m *Matrix) error {
 	}
 
 	b.WriteString("\n## The oracle across runs\n\n")
-	fmt.Fprintf(&b, "The oracle's side of every stage ran once per engine (%d runs). ", len(m.Columns))
+	b.WriteString(oracleRuns(m))
 	if len(t.OracleDrift) == 0 {
 		b.WriteString("Its BREAK outcomes and exact figures (engine calls, plans, planned changes) were the same in every run that passed the stage.\n")
 	} else {
@@ -232,10 +233,17 @@ func Markdown(w io.Writer, m *Matrix) error {
 		if col.Reused {
 			reused = " (earlier run, reused)"
 		}
+		if col.Oracle != "" {
+			reused += "; oracle " + firstLine(col.Oracle, 120)
+		}
 		fmt.Fprintf(&b, "| %s%s | %s sha256 %s | %s | %s | [%s](%s/%s) |\n", col.Engine, reused, cellEscape(s.Display), shortSHA(s.SHA256),
 			cellEscape(firstLine(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
 	}
-	fmt.Fprintf(&b, "\nWall time %s for %d runs made now, %d at a time (their own times add up to %s).\n", m.Duration.Round(time.Second), c.Runs, max(1, m.Jobs), c.SumOfRuns.Round(time.Second))
+	pace := fmt.Sprintf("%d at a time", max(1, m.Jobs))
+	if slices.ContainsFunc(m.Columns, func(col Column) bool { return col.Oracle == "recorded" }) {
+		pace = "the recording run alone, then " + pace
+	}
+	fmt.Fprintf(&b, "\nWall time %s for %d runs made now, %s (their own times add up to %s).\n", m.Duration.Round(time.Second), c.Runs, pace, c.SumOfRuns.Round(time.Second))
 	if m.Reproduce != "" {
 		fmt.Fprintf(&b, "\nReproduce: `%s`\n", m.Reproduce)
 	}
@@ -363,4 +371,39 @@ func JUnit(w io.Writer, m *Matrix) error {
 	b.WriteString("\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// oracleRuns says how many times the oracle's side ran and how the
+// other runs had it.
+func oracleRuns(m *Matrix) string {
+	var recorded string
+	var replayed []string
+	live := 0
+	for _, col := range m.Columns {
+		switch {
+		case col.Run == nil || col.Reused:
+		case col.Oracle == "recorded":
+			recorded = col.Engine
+		case col.Oracle == "replayed":
+			replayed = append(replayed, col.Engine)
+		default:
+			live++
+		}
+	}
+	if recorded == "" || len(replayed) == 0 {
+		return fmt.Sprintf("The oracle's side of every stage ran live in each of the %d runs made now. ", live+len(replayed)+btoi(recorded != ""))
+	}
+	s := fmt.Sprintf("The oracle's side ran once, live, in the run with %s, and was replayed from that recording for %s (no oracle cluster or engine started for them). ",
+		recorded, strings.Join(replayed, ", "))
+	if live > 0 {
+		s += fmt.Sprintf("%d run(s) had a live oracle of their own (see their oracle note below). ", live)
+	}
+	return s
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

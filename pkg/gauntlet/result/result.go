@@ -42,6 +42,10 @@ type Run struct {
 	// Sabotaged marks a run whose BREAKs skipped their corruptions (a test
 	// of the BREAKs): never clear, never recorded.
 	Sabotaged bool `json:"sabotaged,omitempty"`
+	// OracleReplay is set when the oracle's side was not run but replayed
+	// from its recording in another run of the matrix (gauntlet.OracleTape):
+	// "the run with tofu@1.12.6".
+	OracleReplay string `json:"oracle_replay,omitempty"`
 }
 
 // Choice is what one stage acted on and where that came from.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 func fenceStage() Stage {
@@ -226,7 +227,11 @@ func openFence(ctx context.Context, r *Run, sd *Side, f *estate.Fence) (*fenced,
 		return nil, err
 	}
 	fs := &fenced{id: id, admin: admin, reads: reads, own: own, cleanup: cleanup}
-	if fs.proxy, err = wire.Start(ctx, id.Config, wire.WithLogger(r.Log)); err != nil {
+	// The proxy reaches the cluster directly: on a taped side the
+	// engine's traffic is recorded with its calls.
+	upstream := rest.CopyConfig(id.Config)
+	upstream.WrapTransport = nil
+	if fs.proxy, err = wire.Start(ctx, upstream, wire.WithLogger(r.Log)); err != nil {
 		return fs, fmt.Errorf("fence: %s's wire proxy: %w", id.User, err)
 	}
 	work := filepath.Dir(sd.Engine.LogDir)
@@ -234,12 +239,12 @@ func openFence(ctx context.Context, r *Run, sd *Side, f *estate.Fence) (*fenced,
 	if err := fs.proxy.WriteKubeconfig(kc); err != nil {
 		return fs, err
 	}
-	if fs.ws, err = sd.Engine.Engine.Workspace(sd.Root.Dir, kc, filepath.Join(sd.Engine.LogDir, "fence-"+f.Identity)); err != nil {
+	if sd.Tape != nil {
+		sd.Tape.Proxy(kc, fs.proxy)
+	}
+	if fs.ws, err = sd.openWorkspace(sd.Root.Dir, kc, filepath.Join(sd.Engine.LogDir, "fence-"+f.Identity)); err != nil {
 		return fs, err
 	}
-	sd.mu.Lock()
-	sd.extra = append(sd.extra, fs.ws)
-	sd.mu.Unlock()
 	return fs, nil
 }
 

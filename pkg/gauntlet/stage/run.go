@@ -14,6 +14,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/tape"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
@@ -53,6 +54,10 @@ type Side struct {
 	Dynamic dynamic.Interface
 	Mapper  meta.RESTMapper
 
+	// Tape, on the oracle's side of a matrix run, records the side or
+	// replays it (gauntlet.OracleTape); nil otherwise.
+	Tape *tape.Side
+
 	mu          sync.Mutex
 	extra       []*engine.Workspace
 	recordsLive bool
@@ -80,14 +85,32 @@ type OtherRoot struct {
 // fresh root), counted with the side's calls.
 func (s *Side) Workspace(dir string) (*engine.Workspace, error) {
 	// Its own log folder: call numbers restart per workspace.
-	ws, err := s.Engine.Engine.Workspace(dir, s.Engine.Kubeconfig, filepath.Join(s.Engine.LogDir, filepath.Base(dir)))
+	return s.openWorkspace(dir, s.Engine.Kubeconfig, filepath.Join(s.Engine.LogDir, filepath.Base(dir)))
+}
+
+// openWorkspace opens a workspace of the side's engine, counted with the
+// side's calls and on its tape if it has one.
+func (s *Side) openWorkspace(dir, kubeconfig, logDir string) (*engine.Workspace, error) {
+	ws, err := s.Engine.Engine.Workspace(dir, kubeconfig, logDir)
 	if err != nil {
 		return nil, err
+	}
+	if s.Tape != nil {
+		ws.SetTape(s.Tape)
 	}
 	s.mu.Lock()
 	s.extra = append(s.extra, ws)
 	s.mu.Unlock()
 	return ws, nil
+}
+
+// UseTape puts the side on t: every workspace it has and opens records
+// its calls into it, or replays them from it.
+func (s *Side) UseTape(t *tape.Side) {
+	s.Tape = t
+	for _, ws := range s.workspaces() {
+		ws.SetTape(t)
+	}
 }
 
 // workspaces are every workspace of this side, each once: its engine and

@@ -74,8 +74,9 @@ type trigger struct {
 }
 
 type triggers struct {
-	mu   sync.Mutex
-	list []*trigger
+	mu    sync.Mutex
+	list  []*trigger
+	fired int // calls of f so far
 }
 
 func (ts *triggers) add(t *trigger) func() {
@@ -119,6 +120,9 @@ func (ts *triggers) fire(claimed []*trigger, r Request) {
 	for _, t := range claimed {
 		ts.mu.Lock()
 		live := !t.cancelled
+		if live {
+			ts.fired++
+		}
 		ts.mu.Unlock()
 		if live {
 			t.f(r)
@@ -176,5 +180,30 @@ func (g *gate) hold() (release func()) {
 				close(g.open)
 			}
 		})
+	}
+}
+
+// Fired is how many times a trigger's f has been called on this proxy.
+func (p *Proxy) Fired() int {
+	p.triggers.mu.Lock()
+	defer p.triggers.mu.Unlock()
+	return p.triggers.fired
+}
+
+// Replay takes requests recorded on another proxy into this one's log, in
+// order, as if they had come through it, and fires the triggers their
+// successful responses match, as the proxy does for a response it sent.
+// It is how a replayed engine call (engine.CallTape) leaves the same
+// traffic and the same trigger calls as the call it stands for.
+func (p *Proxy) Replay(reqs []Request) {
+	for _, r := range reqs {
+		e := p.ledger.add(r)
+		sent := p.ledger.setCode(e, r.Code)
+		if r.Code/100 != 2 {
+			continue
+		}
+		if claimed := p.triggers.claim(sent); len(claimed) > 0 {
+			p.triggers.fire(claimed, sent)
+		}
 	}
 }

@@ -1,0 +1,64 @@
+package gauntlet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+)
+
+// TestOracleTapeReplaysTheOracle records the oracle's side of a short run
+// (real clusters, engines and BREAKs), replays it in a second run, and
+// requires the replay to come to the same verdicts with the oracle's exact
+// figures, no oracle cluster started; a third run that goes one stage
+// further than the recording must diverge, never make an answer up.
+func TestOracleTapeReplaysTheOracle(t *testing.T) {
+	s := spec(t)
+	testenv.Toolchain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	tp := gauntlet.NewOracleTape()
+	run := func(stages ...string) (*result.Run, error) {
+		return gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithStages(stages...), gauntlet.WithOracleTape(tp),
+			gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()))
+	}
+	recorded, err := run("cold_deploy", "migrate", "test_plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tp.Recorded() || recorded.OracleReplay != "" {
+		t.Fatalf("the first run must record the tape whole (recorded %v, replay %q)", tp.Recorded(), recorded.OracleReplay)
+	}
+	replayed, err := run("cold_deploy", "migrate", "test_plan")
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if replayed.OracleReplay == "" {
+		t.Error("the replayed run does not say its oracle was replayed")
+	}
+	for i, st := range recorded.Stages {
+		rp := replayed.Stages[i]
+		if st.Verdict != rp.Verdict {
+			t.Errorf("%s: recorded %s, replayed %s: %s", st.ID, st.Verdict, rp.Verdict, rp.Detail)
+		}
+		if st.Verdict != result.Pass {
+			continue
+		}
+		for _, k := range []string{"oracle.engine_calls", "oracle.engine_ms", "oracle.api_requests", "oracle.plans", "oracle.planned_changes"} {
+			if a, b := fmt.Sprint(st.Figures[k]), fmt.Sprint(rp.Figures[k]); a != b {
+				t.Errorf("%s: %s recorded %s, replayed %s", st.ID, k, a, b)
+			}
+		}
+		if len(st.Breaks) != len(rp.Breaks) {
+			t.Errorf("%s: %d BREAKs recorded, %d replayed", st.ID, len(st.Breaks), len(rp.Breaks))
+		}
+	}
+	if _, err := run("cold_deploy", "migrate", "test_plan", "test_apply"); !errors.Is(err, gauntlet.ErrOracleDiverged) {
+		t.Fatalf("a stage the recording never ran must diverge, got %v", err)
+	}
+}
