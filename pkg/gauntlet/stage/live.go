@@ -250,30 +250,25 @@ func (s *Side) Recreate(ctx context.Context, o estate.Object, from *unstructured
 // the next stage's measurement.
 func (s *Side) apiServicesAvailable(ctx context.Context) error {
 	gvr := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	down := "not listed yet"
 	for {
 		list, err := s.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err == nil {
-			down := ""
+			down = ""
 			for _, u := range list.Items {
-				conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-				ok := false
-				for _, c := range conds {
-					m, _ := c.(map[string]any)
-					if m["type"] == "Available" && m["status"] == "True" {
-						ok = true
-					}
-				}
-				if !ok {
-					down = u.GetName()
+				if state, ok := availability(&u); !ok {
+					down = fmt.Sprintf("%s is Available=%s", u.GetName(), state)
 				}
 			}
 			if down == "" {
 				return nil
 			}
+		} else {
+			down = err.Error()
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("APIServices on %s not all Available after a ServiceAccount's pods restarted: %w", s.Name, ctx.Err())
+			return fmt.Errorf("APIServices on %s not all Available after a ServiceAccount's pods restarted (%s): %w", s.Name, down, ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}
@@ -292,7 +287,9 @@ func (s *Side) restartPodsOf(ctx context.Context, namespace, account string) err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	// Only the account's pods: the namespace may hold many others.
+	ofAccount := metav1.ListOptions{FieldSelector: "spec.serviceAccountName=" + account}
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, ofAccount)
 	if err != nil {
 		return fmt.Errorf("list pods of ServiceAccount %s/%s on %s: %w", namespace, account, s.Name, err)
 	}
@@ -307,7 +304,7 @@ func (s *Side) restartPodsOf(ctx context.Context, namespace, account string) err
 		old[p.UID] = true
 	}
 	for len(old) > 0 {
-		pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		pods, err := cs.CoreV1().Pods(namespace).List(ctx, ofAccount)
 		if err == nil {
 			ready, stale := 0, 0
 			for _, p := range pods.Items {

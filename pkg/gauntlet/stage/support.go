@@ -213,17 +213,27 @@ func apiServiceState(ctx context.Context, sd *Side, ref estate.Object) (string, 
 	if err != nil {
 		return "", err
 	}
-	state := "no Available condition yet"
+	state, ok := availability(u)
+	if ok {
+		return state, nil
+	}
+	return state, fmt.Errorf("APIService %s is Available=%s on %s", ref.Name, state, sd.Name)
+}
+
+// availability reads an APIService's Available condition: "True
+// (Passed)", "False (FailedDiscoveryCheck)", or that it has none yet.
+func availability(u *unstructured.Unstructured) (state string, ok bool) {
+	state = "no Available condition yet"
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		if m, _ := c.(map[string]any); m["type"] == "Available" {
 			state = fmt.Sprintf("%v (%v)", m["status"], m["reason"])
 			if m["status"] == "True" {
-				return "True (" + fmt.Sprint(m["reason"]) + ")", nil
+				return state, true
 			}
 		}
 	}
-	return state, fmt.Errorf("APIService %s is Available=%s on %s", ref.Name, state, sd.Name)
+	return state, false
 }
 
 // waitAvailable polls until the APIService's availability is want, and
