@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
@@ -148,25 +149,9 @@ func store(cacheDir string, src *estate.Source, pf estate.Pinned, b []byte, from
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err
 	}
-	// Write then rename: a concurrent reader sees the old file or the new
-	// one, never half of it (which would fail its sha256 check).
-	f, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return p, os.Rename(tmp, p)
+	// Whole: a concurrent reader never sees half of it (which would fail
+	// its sha256 check).
+	return p, atomicfile.Write(p, b, 0o644)
 }
 
 // split turns https://github.com/kubernetes/k8s.io into ("github.com",

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -124,26 +125,7 @@ func WriteAll(dir string, r *result.Run, opts ...Option) ([]string, error) {
 // an interrupted write never leaves a truncated artifact under the real
 // name.
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; evidence is meant to be read by
-	// others (CI uploaders, reviewers), so give it a plain file's mode.
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	// Evidence is meant to be read by others (CI uploaders, reviewers): a
+	// plain file's mode.
+	return atomicfile.Write(path, data, 0o644)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -48,10 +49,7 @@ func WriteAll(dir string, m *Matrix) ([]string, error) {
 	}{{MarkdownFile, md.Bytes()}, {JSONFile, js.Bytes()}, {JUnitFile, ju.Bytes()}} {
 		name, b := f.name, f.b
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
-			return paths, err
-		}
-		if err := os.Rename(p+".tmp", p); err != nil {
+		if err := atomicfile.Write(p, b, 0o644); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
 )
 
 // mirror lays every resolved provider out as an unpacked filesystem mirror
@@ -60,19 +62,12 @@ func placeLink(src, dst string) error {
 	if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
 		return nil
 	}
-	// A name of its own: two processes, or two runs of one process, may
-	// lay the mirror out at once.
-	f, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	f.Close()
-	os.Remove(tmp)
-	if err := os.Link(src, tmp); err != nil {
-		if err := copyFile(src, tmp, 0o755); err != nil {
-			return err
+	// Two processes, or two runs of one process, may lay the mirror out
+	// at once.
+	return atomicfile.Place(dst, func(tmp string) error {
+		if err := os.Link(src, tmp); err != nil {
+			return copyFile(src, tmp, 0o755)
 		}
-	}
-	return os.Rename(tmp, dst)
+		return nil
+	})
 }

@@ -10,10 +10,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
 )
 
 // versionTimeout bounds one version probe; a binary that hangs on
@@ -142,23 +143,7 @@ func writeFileIfChanged(path string, b []byte) (string, error) {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
 		return path, nil
 	}
-	// A name of its own: two goroutines of one process (runs side by
-	// side) may write the file at once.
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return path, os.Rename(tmp, path)
+	// Two goroutines of one process (runs side by side) may write the
+	// file at once.
+	return path, atomicfile.Write(path, b, 0o644)
 }
