@@ -74,6 +74,21 @@ func (p procFS) stat(pid int) (stat, error) {
 	return parseStat(b)
 }
 
+// ticks is the time since boot in clock ticks, the unit of a process's
+// start time (USER_HZ, 100 on Linux).
+func (p procFS) ticks() (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(string(p), "uptime"))
+	if err != nil {
+		return 0, err
+	}
+	up, _, _ := strings.Cut(string(b), " ")
+	secs, err := strconv.ParseFloat(up, 64)
+	if err != nil {
+		return 0, fmt.Errorf("uptime %q: %w", b, err)
+	}
+	return uint64(secs * 100), nil
+}
+
 // all lists every process. Processes that end while it reads are left
 // out.
 func (p procFS) all() ([]stat, error) {

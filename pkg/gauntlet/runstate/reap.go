@@ -62,6 +62,7 @@ func (s *State) reapOnce() {
 		groups[g.PID] = true
 	}
 	others := openStates.groupsBesides(s)
+	now, terr := s.proc.ticks()
 	for _, p := range all {
 		if p.ppid != self {
 			continue
@@ -78,8 +79,15 @@ func (s *State) reapOnce() {
 			continue
 		}
 		// Adopted: not a child this process started (those lead a
-		// recorded group or share this process's group).
-		if !p.zombie() && (member || p.pgid != selfGroup && !groups[p.pid]) {
+		// recorded group or share this process's group). A child that
+		// leads its own group may also be one a run of this process has
+		// just started and not yet recorded (a matrix's runs side by
+		// side): it is taken only once it has outlived that moment.
+		unclaimed := p.pgid != selfGroup && !groups[p.pid]
+		if unclaimed && (terr != nil || now < p.start+uint64(s.adoptAfter.Seconds()*100)) {
+			continue
+		}
+		if !p.zombie() && (member || unclaimed) {
 			s.Process(p.pid)
 		}
 	}

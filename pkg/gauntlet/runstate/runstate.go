@@ -62,6 +62,9 @@ type State struct {
 	lock *os.File
 	rec  Record
 	proc procFS
+	// adoptAfter is how old a group-leading child must be before the
+	// reaper takes it for an adopted orphan (see reapOnce).
+	adoptAfter time.Duration
 }
 
 // Open creates this process's record in dir (DefaultDir when empty) and
@@ -85,7 +88,7 @@ func Open(dir, command string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run state: %w", err)
 	}
-	s := &State{dir: dir, base: strings.TrimSuffix(filepath.Base(f.Name()), ".lock"), proc: proc,
+	s := &State{dir: dir, base: strings.TrimSuffix(filepath.Base(f.Name()), ".lock"), proc: proc, adoptAfter: 5 * time.Second,
 		rec: Record{Owner: self.proc(), Boot: proc.bootID(), Command: command, Created: time.Now().UTC()}}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()

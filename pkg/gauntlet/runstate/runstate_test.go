@@ -340,6 +340,7 @@ func TestSideBySideRunsKeepTheirChildren(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd
 	}
+	a.adoptAfter = 0 // a's reaper may take the unclaimed child at once
 	bs, nobody := start(), start()
 	if err := b.Group(bs.Process.Pid); err != nil {
 		t.Fatal(err)
@@ -367,5 +368,34 @@ func TestSideBySideRunsKeepTheirChildren(t *testing.T) {
 	}
 	if len(c.Killed) != 1 {
 		t.Fatalf("run b's End ended %v, want its one child", c.Killed)
+	}
+}
+
+// A child another run has just started leads its own group before that
+// run records it: the reaper must not take it for an orphan in that
+// moment, or its End kills the other run's engine (seen in an 8-engine
+// matrix: one run's teardown ended the next run's tofu mid-stage).
+func TestJustStartedChildIsNotAdopted(t *testing.T) {
+	a, err := Open(t.TempDir(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	a.reapOnce()
+	for _, p := range a.Snapshot().Procs {
+		if p.PID == cmd.Process.Pid {
+			t.Fatalf("the reaper took a child started %s ago for an orphan", "moments")
+		}
+	}
+	if _, err := a.End(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(cmd.Process.Pid, 0); err != nil {
+		t.Fatalf("End ended a child it never owned: %v", err)
 	}
 }
