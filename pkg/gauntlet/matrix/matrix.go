@@ -210,26 +210,22 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 	}
 	// run runs one column, replaying the oracle when the tape is recorded
 	// and running it again live if the replay diverged.
+	liveWhy := "live" // how a column without the tape has its oracle
 	run := func(i int, e toolchain.EngineRef, t *gauntlet.OracleTape) {
 		col := &m.Columns[i]
-		how := "live"
+		col.Oracle = liveWhy
 		switch {
 		case t != nil && t.Recorded():
-			how = "replayed"
+			col.Oracle = "replayed"
 		case t != nil:
-			how = "recorded"
+			col.Oracle = "recorded"
 		}
-		o.Logger.Infof("matrix %d/%d: %s against %s (oracle %s)", i+1, len(engines), e, orc, how)
+		o.Logger.Infof("matrix %d/%d: %s against %s (oracle %s)", i+1, len(engines), e, orc, col.Oracle)
 		res, err := runOne(ctx, spec, o, e, orc, t)
 		if err != nil && errors.Is(err, gauntlet.ErrOracleDiverged) && ctx.Err() == nil {
 			o.Logger.Warnf("matrix: %s: %v; running it again with a live oracle", e, err)
 			col.Oracle = "live: the replay diverged (" + firstLine(err.Error(), 240) + ")"
 			res, err = runOne(ctx, spec, o, e, orc, nil)
-		} else if col.Oracle == "" {
-			col.Oracle = how
-			if how == "live" && t != nil {
-				col.Oracle = "live: no whole recording to replay"
-			}
 		}
 		if err != nil {
 			col.Error = err.Error()
@@ -262,7 +258,9 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 		}
 		todo = slices.DeleteFunc(todo, func(i int) bool { return i == first })
 		if !orcTape.Recorded() {
+			// A tape is recorded once: the others must not try again.
 			o.Logger.Warnf("matrix: the recording run did not finish whole: every other engine runs with a live oracle")
+			orcTape, liveWhy = nil, "live: no whole recording to replay"
 		} else {
 			o.Logger.Infof("matrix: the oracle's side is recorded (%d answers) in the run with %s; the other %d engine(s) replay it", orcTape.Entries(), engines[first], len(todo))
 		}
