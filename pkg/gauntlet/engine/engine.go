@@ -127,6 +127,18 @@ func ExitCode(err error) int {
 	return -1
 }
 
+// Signal returns the signal a failed call's process died of, or 0 when it
+// exited (or never ran).
+func Signal(err error) syscall.Signal {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal()
+		}
+	}
+	return 0
+}
+
 // RunOption adjusts one call.
 type RunOption func(*runOpts)
 

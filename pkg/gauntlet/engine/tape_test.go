@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -79,11 +78,10 @@ func TestStandInDiesOfSIGKILL(t *testing.T) {
 	rec := Recorded{Output: "creating...\n", ExitCode: -1, Signal: syscall.SIGKILL, Fired: true}
 	w := standInWorkspace(t, &replaying{rec: rec, ready: func() { syscall.Kill(-proc.Pid, syscall.SIGKILL) }})
 	_, err := w.Run(context.Background(), []string{"apply"}, OnStart(func(p *os.Process) { proc = p }))
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		t.Fatalf("want an exit error, got %v", err)
+	if sig := Signal(err); sig != syscall.SIGKILL {
+		t.Fatalf("want death by SIGKILL, got signal %d (%v)", int(sig), err)
 	}
-	if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("want death by SIGKILL, got %v", ws)
+	if Signal(errors.New("never ran")) != 0 {
+		t.Fatal("Signal of an error with no process: want 0")
 	}
 }

@@ -276,9 +276,9 @@ func (v refusal) what() string {
 // Secrets in the other root's state namespace. A plan that fails for
 // another reason is the stage's error.
 func (fs *fenced) planRefused(ctx context.Context) (refusal, error) {
-	n0 := len(fs.proxy.Log())
+	seq0 := fs.proxy.Seq()
 	p, err := fs.ws.Plan(ctx, planDefaults())
-	log := fs.proxy.Log()[n0:]
+	log := fs.proxy.Since(seq0)
 	v := refusal{requests: len(log)}
 	var seen bool
 	for _, q := range log {

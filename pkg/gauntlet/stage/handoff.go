@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -580,11 +579,8 @@ func killedApply(ctx context.Context, sd *Side, ws *engine.Workspace, m wire.Mat
 		return "", fmt.Errorf("the apply killed at %s %s/%s: %w", m.Verb, m.Namespace, m.Name, err)
 	}
 	how := fmt.Sprintf("exit %d", ce.Call.ExitCode)
-	var ee *exec.ExitError
-	if errors.As(ce.Err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			how = fmt.Sprintf("died of signal %d (%s)", int(ws.Signal()), ws.Signal())
-		}
+	if sig := engine.Signal(ce.Err); sig != 0 {
+		how = fmt.Sprintf("died of signal %d (%s)", int(sig), sig)
 	}
 	return fmt.Sprintf("killed right after the response to %s %s %s/%s: the engine %s", m.Verb, m.Resource, m.Namespace, m.Name, how), nil
 }

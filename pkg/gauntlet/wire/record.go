@@ -99,6 +99,30 @@ func (p *Proxy) Log() []Request {
 	return out
 }
 
+// Seq is the number of the last request the proxy took in, 0 before the
+// first. Reset does not restart it, so it marks a point to read Since.
+func (p *Proxy) Seq() int {
+	p.ledger.mu.Lock()
+	defer p.ledger.mu.Unlock()
+	return p.ledger.seq
+}
+
+// Since returns the requests in the log numbered after seq, in order:
+// what came through since Seq returned seq, without copying the whole log.
+func (p *Proxy) Since(seq int) []Request {
+	p.ledger.mu.Lock()
+	defer p.ledger.mu.Unlock()
+	i := len(p.ledger.log)
+	for i > 0 && p.ledger.log[i-1].Seq > seq {
+		i--
+	}
+	out := make([]Request, 0, len(p.ledger.log)-i)
+	for _, e := range p.ledger.log[i:] {
+		out = append(out, *e)
+	}
+	return out
+}
+
 // Reset forgets the counts and the log, e.g. between the stages of a run.
 // Requests in flight finish without reappearing.
 func (p *Proxy) Reset() {

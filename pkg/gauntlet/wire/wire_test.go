@@ -123,6 +123,10 @@ func testCounts(t *testing.T, up *rest.Config, direct kubernetes.Interface) {
 		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
 	}
 
+	if got := summarize(p.Since(3)); !slices.Equal(got, wantLog[3:]) || p.Seq() != 6 {
+		t.Errorf("Since(3) = %q with Seq %d, want the last three of the log and Seq 6", got, p.Seq())
+	}
+
 	p.Reset()
 	if p.Total() != 0 || len(p.Counts()) != 0 || len(p.Log()) != 0 {
 		t.Fatalf("after Reset: total %d, counts %v, log %v", p.Total(), p.Counts(), p.Log())
@@ -133,6 +137,9 @@ func testCounts(t *testing.T, up *rest.Config, direct kubernetes.Interface) {
 	log := p.Log()
 	if len(log) != 1 || log[0].Seq != 7 || log[0].Key() != (wire.Key{Verb: "get", Resource: "nonresource:/version"}) {
 		t.Errorf("after Reset the log is %+v, want one get nonresource:/version with Seq 7", log)
+	}
+	if got := p.Since(0); len(got) != 1 || got[0].Seq != 7 {
+		t.Errorf("after Reset Since(0) = %+v, want only Seq 7", got)
 	}
 }
 

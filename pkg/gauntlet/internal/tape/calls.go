@@ -5,10 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
@@ -55,39 +53,17 @@ func (s *Side) Call(ctx context.Context, w *engine.Workspace, args []string, run
 	before := snapshot(w.Dir)
 	seq0, fired0 := 0, 0
 	if p != nil {
-		seq0, fired0 = lastSeq(p), p.Fired()
+		seq0, fired0 = p.Seq(), p.Fired()
 	}
 	c, err := run(nil, nil)
-	e := &callEntry{rec: engine.Recorded{Output: c.Output, ExitCode: c.ExitCode, Duration: c.Duration, Signal: signalOf(err)}}
+	e := &callEntry{rec: engine.Recorded{Output: c.Output, ExitCode: c.ExitCode, Duration: c.Duration, Signal: engine.Signal(err)}}
 	e.files = changed(w.Dir, before, snapshot(w.Dir))
 	if p != nil {
 		e.rec.Fired = p.Fired() > fired0
-		for _, r := range p.Log() {
-			if r.Seq > seq0 {
-				e.wire = append(e.wire, r)
-			}
-		}
+		e.wire = p.Since(seq0)
 	}
 	s.add(key, entry{call: e})
 	return c, err
-}
-
-func lastSeq(p *wire.Proxy) int {
-	l := p.Log()
-	if len(l) == 0 {
-		return 0
-	}
-	return l[len(l)-1].Seq
-}
-
-func signalOf(err error) syscall.Signal {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return ws.Signal()
-		}
-	}
-	return 0
 }
 
 // stat is what tells a file changed.
