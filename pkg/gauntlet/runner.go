@@ -546,14 +546,21 @@ func cancelExitCode(ctx context.Context) int {
 
 // notRunReason says why a stage does not run, or is empty. A cancelled
 // run keeps the reasons a stage would never have run for (the estate
-// skips it, it was not selected, the engine cannot) and says "cancelled"
-// for the rest.
+// skips it or does not declare it, it was not selected, the engine
+// cannot) and says "cancelled" for the rest. What the estate asks for
+// comes before what the engine can do, so the reason a stage is not run
+// for this estate is the same on every engine.
 func notRunReason(st stage.Stage, r *stage.Run, verdicts map[string]result.Verdict, o *options, cancelled bool) string {
 	if why, ok := r.Spec.Skip[st.ID()]; ok {
 		return "the estate skips it: " + why
 	}
 	if len(o.only) > 0 && !slices.Contains(o.only, st.ID()) && !needed(st.ID(), o.only) {
 		return "not selected for this run"
+	}
+	if d, ok := st.(stage.Declared); ok {
+		if why := d.Undeclared(r); why != "" {
+			return why
+		}
 	}
 	prof := r.Subject.Engine.Engine.Profile
 	for _, c := range st.Needs() {

@@ -74,3 +74,32 @@ func TestMissingCapabilityIsNotRunWithItsRelease(t *testing.T) {
 	}
 	t.Fatal("no test_plan stage")
 }
+
+// TestUndeclaredStageIsNotRunForTheEstateOnEveryEngine: a stage estate.yaml
+// does not declare gives that as its reason, on an engine that lacks its
+// capabilities as on one that has them, so a matrix shows no change
+// between versions where the estate asked for nothing.
+func TestUndeclaredStageIsNotRunForTheEstateOnEveryEngine(t *testing.T) {
+	var ho stage.Stage
+	for _, st := range stage.All() {
+		if st.ID() == "handoff" {
+			ho = st
+		}
+	}
+	if ho == nil {
+		t.Fatal("no handoff stage")
+	}
+	passed := map[string]result.Verdict{"migrate": result.Pass}
+	for _, v := range []string{"1.5.7", "1.11.4"} {
+		p := engine.Profile{Name: "terraform", Version: v, Capabilities: engine.StockCapabilities("terraform", v)}
+		r := &stage.Run{Spec: &estate.Spec{}, Subject: &stage.Side{Engine: &engine.Workspace{Engine: &engine.Engine{Profile: p}}}}
+		if got := notRunReason(ho, r, passed, &options{}, false); !strings.Contains(got, "declares no handoff") {
+			t.Errorf("handoff on terraform %s for an estate without one: %q, want it to say the estate declares no handoff", v, got)
+		}
+		r.Spec.Handoff = &estate.Handoff{}
+		got := notRunReason(ho, r, passed, &options{}, false)
+		if want := v == "1.5.7"; strings.Contains(got, "needs removed blocks") != want {
+			t.Errorf("handoff on terraform %s for an estate with one: %q, want the missing capability named: %v", v, got, want)
+		}
+	}
+}

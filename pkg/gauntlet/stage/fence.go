@@ -26,6 +26,14 @@ func fenceStage() Stage {
 
 type fenceStg struct{ info }
 
+// Undeclared implements Declared.
+func (s *fenceStg) Undeclared(r *Run) string {
+	if r.Spec.Fence == nil {
+		return "needs a fence section in estate.yaml (identity, root, reads.root): the estate declares no read of another estate's records to close"
+	}
+	return ""
+}
+
 // HeadlineFor: an estate that declares a fence must pass it to be clear.
 func (s *fenceStg) HeadlineFor(r *Run) bool { return r.Spec.Fence != nil }
 
@@ -48,10 +56,10 @@ type fenced struct {
 // with get on that one Secret, empty; the other root's state namespace is
 // unchanged across both plans.
 func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
-	f := r.Spec.Fence
-	if f == nil {
-		return &NotApplicable{Reason: "needs a fence section in estate.yaml (identity, root, reads.root): the estate declares no read of another estate's records to close"}
+	if why := s.Undeclared(r); why != "" {
+		return &NotApplicable{Reason: why}
 	}
+	f := r.Spec.Fence
 	sides := map[string]*fenced{}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)

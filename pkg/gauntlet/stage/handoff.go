@@ -29,6 +29,14 @@ func handoff() Stage {
 // estate it is not run and outside the verdict.
 type handoffStage struct{ info }
 
+// Undeclared implements Declared.
+func (s *handoffStage) Undeclared(r *Run) string {
+	if r.Spec.Handoff == nil {
+		return "estate.yaml declares no handoff: a hand-off moves an object between two roots of one estate"
+	}
+	return ""
+}
+
 // HeadlineFor makes the stage headline where the estate declares one.
 func (s *handoffStage) HeadlineFor(r *Run) bool { return r.Spec.Handoff != nil }
 
@@ -115,10 +123,10 @@ const (
 // state rm and import. Both end with the object in the receiving root's
 // state only, its uid unchanged and both roots' plans empty.
 func (s *handoffStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	h := r.Spec.Handoff
-	if h == nil {
-		return &NotApplicable{Reason: "estate.yaml declares no handoff: a hand-off moves an object between two roots of one estate"}
+	if why := s.Undeclared(r); why != "" {
+		return &NotApplicable{Reason: why}
 	}
+	h := r.Spec.Handoff
 	sides := map[string]*handoffSide{}
 	var mu sync.Mutex
 	err := r.both(ctx, func(ctx context.Context, sd *Side) error {

@@ -31,6 +31,15 @@ type Stage interface {
 	Run(ctx context.Context, r *Run, rec *Recorder) error
 }
 
+// Declared is a stage that runs only for an estate whose estate.yaml
+// declares its section. Undeclared says why it does not apply to r's
+// estate, or is empty. The runner asks before the engine's capabilities:
+// a stage the estate does not ask for is not run whatever the engine can
+// do, and its reason must not change with the engine's version.
+type Declared interface {
+	Undeclared(r *Run) string
+}
+
 // info implements the descriptive half of Stage.
 type info struct {
 	id, title string
