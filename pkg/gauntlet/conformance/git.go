@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
 )
 
 // Git reads the checkout a proof is about. Every call is bounded.
@@ -80,21 +82,8 @@ func (g Git) Base(ctx context.Context) (rev, why string, err error) {
 }
 
 func (g Git) run(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = g.Dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-		}
-		return "", fmt.Errorf("git %s: %w", args[0], err)
-	}
-	return string(out), nil
+	out, err := gitrun.Run(ctx, g.Dir, 30*time.Second, args...)
+	return string(out), err
 }
 
 // AppendOnly checks that now is then with lines added at its end: the

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
 )
 
 // ReadTree fetches, with git (a shallow, blobless fetch of one commit),
@@ -26,19 +27,7 @@ func ReadTree(ctx context.Context, repository, commit string, paths []string) (m
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-		out, err := cmd.Output()
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(ee.Stderr)))
-			}
-			return nil, fmt.Errorf("git %s: %w", args[0], err)
-		}
-		return out, nil
-	}
+	git := func(args ...string) ([]byte, error) { return gitrun.Run(ctx, work, 0, args...) }
 	for _, args := range [][]string{{"init", "-q"}, {"fetch", "-q", "--depth=1", "--filter=blob:none", repository, commit}} {
 		if _, err := git(args...); err != nil {
 			return nil, fmt.Errorf("fetch %s@%s (offline? use `gauntlet estate new --dir DIR`): %w", repository, short(commit), err)
