@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -24,55 +24,78 @@ import (
 // loading the estate then fails naming it.
 const TODO = "TODO"
 
-func runEstate(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "new" {
-		return fmt.Errorf("usage: gauntlet estate new (--dir DIR [--flatten] | --repository R --commit C --path P...) [--name N] [--title T]")
+func estateNewCommand() cli.Command {
+	return cli.Command{
+		Name:    "estate new",
+		Summary: "write an estate for a root: a directory offline, or repository/commit/paths online",
+		Doc: "Writes estates/<name>/estate.yaml for a Terraform root, its files pinned by sha256: from a directory (offline; a " +
+			"folder laid out like ../shared/corpus gives the repository and commit, and the files are cached so a run finds them), " +
+			"or from a repository's paths at a commit (online, a shallow git fetch). A variable a kubernetes provider's config_path " +
+			"reads is set to the run's kubeconfig; variables with no default are named for you to fill in. Then prints the stage " +
+			"plans a run would derive from the configuration.",
+		Examples: []cli.Example{
+			{What: "an estate for a root in the shared corpus, offline", Command: "gauntlet estate new --dir ../shared/corpus/github.com/owner/repo/<commit>/examples/basic"},
+			{What: "an estate for a repository's folder at a commit, online", Command: "gauntlet estate new --repository https://github.com/owner/repo --commit <40-hex> --path examples/basic --name my-root"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var f estateNewFlags
+			fs.StringVar(&f.dir, "dir", "", "offline: the `DIR` holding the root's .tf files (its subfolders are its local modules)")
+			fs.BoolVar(&f.flatten, "flatten", false, "with --dir: every .tf file below DIR becomes a root file named after its folder (documentation snippets combined into one root)")
+			fs.StringVar(&f.repo, "repository", "", "the `URL` of the repository the files come from (https://host/owner/repo)")
+			fs.StringVar(&f.commit, "commit", "", "the full 40-hex `COMMIT` the files are pinned at")
+			fs.StringVar(&f.repoDir, "repo-dir", "", "with --dir: the root's `FOLDER` inside the repository (inferred from a corpus layout .../<owner>/<repo>/<commit>/<dir>)")
+			fs.Var(&f.paths, "path", "online: a file or folder `PATH` of the repository (repeatable)")
+			fs.StringVar(&f.name, "name", "", "the estate's `NAME` (default: corpus-<folder>)")
+			fs.StringVar(&f.title, "title", "", "the estate's `TITLE` (default: the repository and folder)")
+			fs.StringVar(&f.license, "license", "", "the files' license, an SPDX `ID`")
+			estates := registerEstates(fs)
+			registerCache(fs, &f.cache)
+			fs.BoolVar(&f.force, "force", false, "overwrite an existing estate.yaml")
+			return func(ctx context.Context, _ []string) error {
+				if (f.dir == "") == (len(f.paths) == 0) {
+					return cli.Usagef("estate new", "give --dir DIR (offline) or --repository R --commit C --path P... (online)")
+				}
+				if f.dir == "" && (f.repo == "" || f.commit == "") {
+					return cli.Usagef("estate new", "--path needs --repository and --commit")
+				}
+				f.estates = *estates
+				return newEstate(ctx, f)
+			}
+		},
 	}
-	fs := flag.NewFlagSet("estate new", flag.ContinueOnError)
-	dir := fs.String("dir", "", "offline: a directory holding the root's .tf files (its subfolders are its local modules)")
-	flatten := fs.Bool("flatten", false, "with --dir: every .tf file below DIR becomes a root file named after its folder (documentation snippets combined into one root)")
-	repo := fs.String("repository", "", "the repository the files come from (https://host/owner/repo)")
-	commit := fs.String("commit", "", "the full 40-hex commit they are pinned at")
-	repoDir := fs.String("repo-dir", "", "with --dir: the root's folder inside the repository (inferred from a corpus layout .../<owner>/<repo>/<commit>/<dir>)")
-	var paths multiFlag
-	fs.Var(&paths, "path", "online: a file or folder of the repository (repeatable)")
-	name := fs.String("name", "", "the estate's name (default: corpus-<folder>)")
-	title := fs.String("title", "", "the estate's title")
-	license := fs.String("license", "", "the files' license (SPDX)")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	cache := fs.String("cache", "", "cache directory (default $"+toolchain.CacheEnv+", else the user cache dir)")
-	force := fs.Bool("force", false, "overwrite an existing estate.yaml")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if (*dir == "") == (len(paths) == 0) {
-		return fmt.Errorf("estate new: give --dir DIR (offline) or --repository R --commit C --path P... (online)")
-	}
+}
+
+// estateNewFlags are estate new's flags.
+type estateNewFlags struct {
+	dir, repo, commit, repoDir, name, title, license, cache, estates string
+	flatten, force                                                   bool
+	paths                                                            multiFlag
+}
+
+// newEstate writes the estate.
+func newEstate(ctx context.Context, f estateNewFlags) error {
 	var files map[string][]byte // root path -> content
-	src := &estate.Source{Repository: *repo, Commit: *commit, License: *license}
-	if *dir != "" {
-		abs, err := filepath.Abs(*dir)
+	src := &estate.Source{Repository: f.repo, Commit: f.commit, License: f.license}
+	if f.dir != "" {
+		abs, err := filepath.Abs(f.dir)
 		if err != nil {
 			return err
 		}
 		if r, c, d, ok := corpusLayout(abs); ok {
-			src.Repository, src.Commit = orDefault(*repo, r), orDefault(*commit, c)
-			if *repoDir == "" {
-				*repoDir = d
+			src.Repository, src.Commit = orDefault(f.repo, r), orDefault(f.commit, c)
+			if f.repoDir == "" {
+				f.repoDir = d
 			}
 		}
-		src.Dir = *repoDir
+		src.Dir = f.repoDir
 		if files, err = readDir(abs); err != nil {
 			return err
 		}
-		if *name == "" {
-			*name = "corpus-" + slug(filepath.Base(abs))
+		if f.name == "" {
+			f.name = "corpus-" + slug(filepath.Base(abs))
 		}
 	} else {
-		if *repo == "" || *commit == "" {
-			return fmt.Errorf("estate new: --path needs --repository and --commit")
-		}
-		tree, err := corpus.ReadTree(ctx, *repo, *commit, paths)
+		tree, err := corpus.ReadTree(ctx, f.repo, f.commit, f.paths)
 		if err != nil {
 			return err
 		}
@@ -81,8 +104,8 @@ func runEstate(ctx context.Context, args []string) error {
 		for p, b := range tree {
 			files[strings.TrimPrefix(strings.TrimPrefix(p, src.Dir), "/")] = b
 		}
-		if *name == "" {
-			*name = "corpus-" + slug(path.Base(orDefault(src.Dir, strings.TrimSuffix(path.Base(paths[0]), ".tf"))))
+		if f.name == "" {
+			f.name = "corpus-" + slug(path.Base(orDefault(src.Dir, strings.TrimSuffix(path.Base(f.paths[0]), ".tf"))))
 		}
 	}
 	if src.Repository == "" {
@@ -94,13 +117,13 @@ func runEstate(ctx context.Context, args []string) error {
 	rootFiles := sortedKeys(files)
 	for _, rel := range rootFiles {
 		sf := estate.SourceFile{Path: rel, SHA256: corpus.Sum(files[rel])}
-		if *flatten && strings.Contains(rel, "/") {
+		if f.flatten && strings.Contains(rel, "/") {
 			sf.As = flatName(rel, rootFiles)
 		}
 		src.Files = append(src.Files, sf)
 	}
-	if *title == "" {
-		*title = strings.TrimPrefix(src.Repository, "https://github.com/") + " " + orDefault(src.Dir, "root")
+	if f.title == "" {
+		f.title = strings.TrimPrefix(src.Repository, "https://github.com/") + " " + orDefault(src.Dir, "root")
 	}
 	// The root as a run lays it out, for the preview and the variables.
 	work, err := os.MkdirTemp("", "gauntlet-estate-new-")
@@ -121,20 +144,20 @@ func runEstate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := filepath.Join(*estates, *name, "estate.yaml")
-	if _, err := os.Stat(out); err == nil && !*force {
+	out := filepath.Join(f.estates, f.name, "estate.yaml")
+	if _, err := os.Stat(out); err == nil && !f.force {
 		return fmt.Errorf("estate new: %s exists (--force overwrites it)", out)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(out, []byte(specYAML(*name, *title, src, vars)), 0o644); err != nil {
+	if err := os.WriteFile(out, []byte(specYAML(f.name, f.title, src, vars)), 0o644); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
-	if *dir != "" && src.Repository != TODO && src.Commit != TODO {
+	if f.dir != "" && src.Repository != TODO && src.Commit != TODO {
 		// The run finds the files verified in the cache, offline.
-		c := *cache
+		c := f.cache
 		if c == "" {
 			if c, err = toolchain.DefaultCacheDir(); err != nil {
 				return err

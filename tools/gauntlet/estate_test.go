@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,8 +50,8 @@ func TestEstateNewOffline(t *testing.T) {
 		}
 	}
 	estates := filepath.Join(root, "estates")
-	if err := runEstate(context.Background(), []string{"new", "--dir", src, "--estates", estates, "--cache", filepath.Join(root, "cache")}); err != nil {
-		t.Fatal(err)
+	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", src, "--estates", estates, "--cache", filepath.Join(root, "cache")); code != 0 {
+		t.Fatalf("estate new: exit %d: %s", code, stderr)
 	}
 	raw, err := os.ReadFile(filepath.Join(estates, "corpus-app", "estate.yaml"))
 	if err != nil {

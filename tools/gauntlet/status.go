@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
 const (
@@ -162,37 +162,52 @@ func stageClaims() map[string][]string {
 	return claims
 }
 
-// statusExit carries a gate's exit code to main.
-type statusExit struct {
-	code int
-	what string
+// gateExit is a gate's outcome with the gate's exit code.
+func gateExit(code int, format string, args ...any) error {
+	return &cli.ExitError{Code: code, Err: fmt.Errorf(format, args...)}
 }
 
-func (e statusExit) Error() string { return e.what }
-func (e statusExit) ExitCode() int { return e.code }
+func statusCommand() cli.Command {
+	return cli.Command{
+		Name:    "status",
+		Summary: "requirement coverage and proof from the conformance ledger",
+		Doc: "Shows every requirement of conformance/requirements.yaml with its proof per cell (estate, engine, oracle, substrate), " +
+			"derived from the ledger rows, each rebuilt from its run folder under conformance/runs/. With --requirements or " +
+			"--require-all it is a gate: exit 0 when proven (or a documented gap), 1 when any is failed, stale, unbacked or a " +
+			"ledger line is forged, 4 when nothing failed but some are not proven yet (not run, partial). --hygiene is CI's check " +
+			"of the ledger itself. Run it from the repository's root.",
+		Examples: []cli.Example{
+			{What: "the report", Command: "gauntlet status"},
+			{What: "the merge gate for the requirements a change touches", Command: "gauntlet status --requirements GAUNT-DAY2-CRASH-01,GAUNT-DRIFT-01"},
+			{What: "CI's ledger check against the merge base", Command: "gauntlet status --hygiene"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var f statusFlags
+			fs.StringVar(&f.reqs, "requirements", "", "merge gate: the requirement `IDS`, comma-separated, that must be proven (exit 0 proven / 1 failed, stale or forged / 4 only not-run or partial)")
+			fs.BoolVar(&f.all, "require-all", false, "phase-exit gate: every requirement must be proven, or a documented gap (same exit codes)")
+			fs.BoolVar(&f.hygiene, "hygiene", false, "CI gate: the registry parses, coverage is clean, every ledger row rebuilds from its run folder, and the ledger only grew since --base (exit 0/1; says nothing about proof)")
+			fs.StringVar(&f.base, "base", "", "with --hygiene: the `REV` the ledger must only have grown from (default: the merge base with main, else HEAD^)")
+			fs.BoolVar(&f.strict, "strict-coverage", false, "exit 1 when a requirement has no stage or a stage claims an unregistered one (part of --hygiene)")
+			fs.BoolVar(&f.asJSON, "json", false, "print the report and the gate as JSON instead of text")
+			fs.StringVar(&f.md, "md", "", "also write the report as markdown to `FILE` (e.g. out/status.md)")
+			return func(ctx context.Context, _ []string) error { return runStatus(ctx, f) }
+		},
+	}
+}
 
-func runStatus(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	reqs := fs.String("requirements", "", "merge gate: comma-separated requirement IDs that must be proven (exit 0 proven / 1 failed, stale or forged / 3 only not-run or partial)")
-	all := fs.Bool("require-all", false, "phase-exit gate: every requirement must be proven, or a documented gap (same exit codes)")
-	hygiene := fs.Bool("hygiene", false, "CI gate: the registry parses, coverage is clean, every ledger row rebuilds from its run folder, and the ledger only grew since --base (exit 0/1; says nothing about proof)")
-	base := fs.String("base", "", "with --hygiene: the revision the ledger must only have grown from (default: merge base with main, else HEAD^)")
-	strict := fs.Bool("strict-coverage", false, "exit 1 when a requirement has no stage or a stage claims an unregistered one (part of --hygiene)")
-	asJSON := fs.Bool("json", false, "print the report and the gate as JSON instead of text")
-	md := fs.String("md", "", "also write the report as markdown to this file (e.g. out/status.md)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (status takes flags only)", fs.Arg(0))
-	}
+type statusFlags struct {
+	reqs, base, md               string
+	all, hygiene, strict, asJSON bool
+}
+
+func runStatus(ctx context.Context, f statusFlags) error {
 	reg, err := conformance.LoadRegistry(registryPath)
 	if err != nil {
 		return err
 	}
 	cov := conformance.ComputeCoverage(reg, stageClaims())
-	if *hygiene {
-		return runHygiene(ctx, reg, cov, *base)
+	if f.hygiene {
+		return runHygiene(ctx, reg, cov, f.base)
 	}
 	ledger, err := conformance.Verify(ledgerPath, runsDir)
 	if err != nil {
@@ -225,8 +240,8 @@ func runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	var ids []string
-	if *reqs != "" {
-		for _, id := range strings.Split(*reqs, ",") {
+	if f.reqs != "" {
+		for _, id := range strings.Split(f.reqs, ",") {
 			if id = strings.TrimSpace(id); id != "" {
 				ids = append(ids, id)
 			}
@@ -236,7 +251,7 @@ func runStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *md != "" {
+	if f.md != "" {
 		full, err := rep.Gate(nil)
 		if err != nil {
 			return err
@@ -245,24 +260,24 @@ func runStatus(ctx context.Context, args []string) error {
 		if err := conformance.WriteMarkdown(&b, rep, full); err != nil {
 			return err
 		}
-		if err := os.WriteFile(*md, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", *md, err)
+		if err := os.WriteFile(f.md, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", f.md, err)
 		}
 	}
-	if *asJSON {
+	if f.asJSON {
 		if err := conformance.WriteJSON(os.Stdout, rep, gate); err != nil {
 			return err
 		}
 	} else if err := conformance.WriteText(os.Stdout, rep); err != nil {
 		return err
 	}
-	if *strict && !cov.Clean() {
-		return statusExit{1, fmt.Sprintf("coverage is not clean: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered)}
+	if f.strict && !cov.Clean() {
+		return gateExit(1, "coverage is not clean: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered)
 	}
-	if !*all && len(ids) == 0 {
+	if !f.all && len(ids) == 0 {
 		// A report, not a gate: only a ledger that does not verify fails it.
 		if len(rep.Problems) > 0 {
-			return statusExit{1, fmt.Sprintf("%d ledger line(s) do not rebuild from their run folders (see LEDGER PROBLEM above)", len(rep.Problems))}
+			return gateExit(1, "%d ledger line(s) do not rebuild from their run folders (see LEDGER PROBLEM above)", len(rep.Problems))
 		}
 		return nil
 	}
@@ -270,7 +285,7 @@ func runStatus(ctx context.Context, args []string) error {
 	if len(ids) > 0 {
 		scope = "--requirements " + strings.Join(ids, ",")
 	}
-	if !*asJSON {
+	if !f.asJSON {
 		fmt.Printf("\ngate %s: exit %d\n", scope, gate.Code)
 		for _, l := range gate.Blocking {
 			fmt.Println("  blocking: " + l)
@@ -286,9 +301,9 @@ func runStatus(ctx context.Context, args []string) error {
 	case conformance.ExitProven:
 		return nil
 	case conformance.ExitFailed:
-		return statusExit{gate.Code, fmt.Sprintf("%s: %d blocking (failed, stale, unbacked or a ledger problem)", scope, len(gate.Blocking))}
+		return gateExit(gate.Code, "%s: %d blocking (failed, stale, unbacked or a ledger problem)", scope, len(gate.Blocking))
 	default:
-		return statusExit{gate.Code, fmt.Sprintf("%s: nothing failed, but %d requirement(s) are not proven yet (not run, partial or unprovable)", scope, len(gate.Waiting))}
+		return gateExit(gate.Code, "%s: nothing failed, but %d requirement(s) are not proven yet (not run, partial or unprovable)", scope, len(gate.Waiting))
 	}
 }
 
@@ -357,7 +372,7 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 		for _, p := range problems {
 			fmt.Println("  " + p)
 		}
-		return statusExit{1, fmt.Sprintf("hygiene: %d problem(s)", len(problems))}
+		return gateExit(1, "hygiene: %d problem(s)", len(problems))
 	}
 	return nil
 }

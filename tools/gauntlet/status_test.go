@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
 )
 
 // TestRecordRefusesDirtyTree: `run --record` checks the tree before any
@@ -58,7 +59,7 @@ func TestRecordRefusesDirtyTree(t *testing.T) {
 }
 
 // TestStatusExitCodes: the gates' exit codes through the command itself,
-// on a temporary repository: 3 when only not-run remains, 1 on a forged
+// on a temporary repository: 4 when only not-run remains, 1 on a forged
 // ledger line (for the report too), and --hygiene failing a rewritten
 // ledger line against the previous commit.
 func TestStatusExitCodes(t *testing.T) {
@@ -105,16 +106,8 @@ func TestStatusExitCodes(t *testing.T) {
 	t.Chdir(dir)
 	code := func(args ...string) int {
 		t.Helper()
-		err := runStatus(context.Background(), args)
-		var ec exitCoder
-		switch {
-		case err == nil:
-			return 0
-		case errors.As(err, &ec):
-			return ec.ExitCode()
-		}
-		t.Fatalf("status %v: %v", args, err)
-		return -1
+		c, _, _ := gauntletCLI(t, append([]string{"status"}, args...)...)
+		return c
 	}
 	// The committed line has no run folder: a forged row.
 	if c := code(); c != 1 {
@@ -131,17 +124,17 @@ func TestStatusExitCodes(t *testing.T) {
 	if c := code("--hygiene", "--base", "HEAD"); c != 0 {
 		t.Errorf("hygiene against itself: exit %d, want 0", c)
 	}
-	if c := code("--requirements", "GAUNT-DAY2-CRASH-01"); c != 3 {
-		t.Errorf("merge gate with nothing recorded: exit %d, want 3", c)
+	if c := code("--requirements", "GAUNT-DAY2-CRASH-01"); c != conformance.ExitWaiting {
+		t.Errorf("merge gate with nothing recorded: exit %d, want %d", c, conformance.ExitWaiting)
 	}
-	if c := code("--require-all", "--json"); c != 3 {
-		t.Errorf("phase gate with nothing recorded: exit %d, want 3", c)
+	if c := code("--require-all", "--json"); c != conformance.ExitWaiting {
+		t.Errorf("phase gate with nothing recorded: exit %d, want %d", c, conformance.ExitWaiting)
 	}
 	if c := code(); c != 0 {
 		t.Errorf("the report: exit %d, want 0", c)
 	}
-	if err := runStatus(context.Background(), []string{"--requirements", "GAUNT-NOPE-01"}); err == nil {
-		t.Error("an unknown requirement was gated")
+	if c := code("--requirements", "GAUNT-NOPE-01"); c != 3 {
+		t.Errorf("an unknown requirement: exit %d, want 3 (could not run)", c)
 	}
 }
 

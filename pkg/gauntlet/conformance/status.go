@@ -41,7 +41,7 @@ const (
 var rank = map[Proof]int{Failed: 0, Stale: 1, Unbacked: 2, Partial: 3, Unprovable: 4, NotRun: 5, Proven: 6}
 
 // Blocking reports whether the proof fails a gate outright (exit 1);
-// Partial, NotRun and Unprovable only keep it waiting (exit 3).
+// Partial, NotRun and Unprovable only keep it waiting (exit 4).
 func (p Proof) Blocking() bool { return p == Failed || p == Stale || p == Unbacked }
 
 // Cell is where a proof holds: estate, substrate, engine and oracle.
@@ -378,11 +378,12 @@ func (r *Report) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
-// Exit codes of the gates.
+// Exit codes of the gates. Waiting is 4, not 3: gauntlet's 3 means a
+// command could not run at all (docs/cli.md).
 const (
 	ExitProven  = 0
 	ExitFailed  = 1
-	ExitWaiting = 3
+	ExitWaiting = 4
 )
 
 // Gate is a gate's verdict over a set of requirements.
