@@ -28,25 +28,7 @@ func benchCommand() cli.Command {
 			{What: "three runs on local control planes", Command: "gauntlet bench corpus-k8s-metrics-server -n 3"},
 			{What: "a pinned engine's figures, with each run's progress", Command: "gauntlet bench corpus-k8s-metrics-server --engine tofu@1.9.4 -v"},
 		},
-		Setup: func(fs *cli.FlagSet) cli.Action {
-			var tf toolchainFlags
-			tf.register(fs, false)
-			var sf sideFlags
-			sf.register(fs)
-			estates := registerEstates(fs)
-			n := fs.Int("n", 3, "time `N` runs (at least 1)")
-			verbose := fs.Bool("v", false, "show each run's progress")
-			return func(ctx context.Context, args []string) error {
-				if *n < 1 {
-					return cli.Usagef("bench", "-n %d: want at least 1 run", *n)
-				}
-				spec, opts, err := manyRuns(ctx, "bench", args[0], &tf, &sf, *estates, *verbose)
-				if err != nil {
-					return err
-				}
-				return runBench(ctx, spec, *n, opts)
-			}
-		},
+		Setup: repeatedRuns("bench", 3, 1, "time `N` runs (at least 1)", runBench),
 	}
 }
 
@@ -89,6 +71,31 @@ func runBench(ctx context.Context, spec *estate.Spec, n int, opts []gauntlet.Opt
 			float64(walls[len(walls)/2])/float64(floor), walls[len(walls)/2].Round(100*time.Millisecond), floor.Round(100*time.Millisecond))
 	}
 	return nil
+}
+
+// repeatedRuns is the Setup of bench and soak: run's flags for the sides
+// and the toolchain, -n (default n, at least least) and -v; do runs the
+// estate n times and says what came of it.
+func repeatedRuns(cmd string, n, least int, nUsage string, do func(context.Context, *estate.Spec, int, []gauntlet.Option) error) func(*cli.FlagSet) cli.Action {
+	return func(fs *cli.FlagSet) cli.Action {
+		var tf toolchainFlags
+		tf.register(fs, false)
+		var sf sideFlags
+		sf.register(fs)
+		estates := registerEstates(fs)
+		runs := fs.Int("n", n, nUsage)
+		verbose := fs.Bool("v", false, "show each run's progress")
+		return func(ctx context.Context, args []string) error {
+			if *runs < least {
+				return cli.Usagef(cmd, "-n %d: want at least %d run(s)", *runs, least)
+			}
+			spec, opts, err := manyRuns(ctx, cmd, args[0], &tf, &sf, *estates, *verbose)
+			if err != nil {
+				return err
+			}
+			return do(ctx, spec, *runs, opts)
+		}
+	}
 }
 
 // manyRuns loads the estate and makes the options bench and soak run it

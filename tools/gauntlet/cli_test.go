@@ -160,7 +160,7 @@ func TestSideFlags(t *testing.T) {
 		{[]string{"bench", "e", "--subject-kubeconfig", "a"}, cli.ExitUsage, "are for --substrate kubeconfig (this is --substrate local)"},
 		{[]string{"soak", "e", "--substrate", "kubernetes"}, cli.ExitUsage, `--substrate "kubernetes": want local, kind, kubeconfig`},
 		{[]string{"matrix", "e", "--engines", "all", "--substrate", "kubeconfig"}, cli.ExitUsage, "--substrate kubeconfig is not for matrix"},
-		{[]string{"soak", "e", "-n", "1"}, cli.ExitUsage, "want at least 2 runs"},
+		{[]string{"soak", "e", "-n", "1"}, cli.ExitUsage, "-n 1: want at least 2 run(s)"},
 		// Parsed and checked; the estate does not exist, so it could not run.
 		{[]string{"bench", "e", "--engine", "tofu@1.9.4", "--oracle", "tofu@1.12.6", "--estates", estates}, cli.ExitCouldNotRun, "e"},
 		{[]string{"soak", "e", "--engine", "/bin/tofu", "--substrate", "kubeconfig", "--subject-kubeconfig", "a", "--oracle-kubeconfig", "b", "--estates", estates}, cli.ExitCouldNotRun, "e"},

@@ -27,25 +27,7 @@ func soakCommand() cli.Command {
 			{What: "twenty runs on local control planes", Command: "gauntlet soak corpus-k8s-metrics-server -n 20"},
 			{What: "five runs on two existing clusters", Command: "gauntlet soak corpus-k8s-metrics-server -n 5 --substrate kubeconfig --subject-kubeconfig a.yaml --oracle-kubeconfig b.yaml"},
 		},
-		Setup: func(fs *cli.FlagSet) cli.Action {
-			var tf toolchainFlags
-			tf.register(fs, false)
-			var sf sideFlags
-			sf.register(fs)
-			estates := registerEstates(fs)
-			n := fs.Int("n", 20, "compare `N` runs (at least 2)")
-			verbose := fs.Bool("v", false, "show each run's progress")
-			return func(ctx context.Context, args []string) error {
-				if *n < 2 {
-					return cli.Usagef("soak", "-n %d: want at least 2 runs to compare", *n)
-				}
-				spec, opts, err := manyRuns(ctx, "soak", args[0], &tf, &sf, *estates, *verbose)
-				if err != nil {
-					return err
-				}
-				return runSoak(ctx, spec, *n, opts)
-			}
-		},
+		Setup: repeatedRuns("soak", 20, 2, "compare `N` runs (at least 2)", runSoak),
 	}
 }
 
