@@ -64,7 +64,11 @@ func runRun(ctx context.Context, args []string) error {
 	// is refused here, not after a minute of running.
 	var rc *recording
 	if *rec {
-		if rc, err = prepareRecord(ctx, name, *substrate, selected, *enginePath, *oracle); err != nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("record: the running binary: %w", err)
+		}
+		if rc, err = prepareRecord(ctx, exe, name, *substrate, selected, *enginePath, *oracle); err != nil {
 			return err
 		}
 	}

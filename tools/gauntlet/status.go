@@ -12,6 +12,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
@@ -19,7 +20,7 @@ import (
 )
 
 const (
-	registryPath = "conformance/requirements.yaml"
+	registryPath = conformance.RegistryPath
 	runsDir      = "conformance/runs"
 	ledgerPath   = "conformance/runs/ledger.jsonl"
 )
@@ -34,7 +35,12 @@ type recording struct {
 
 // prepareRecord refuses a dirty tree (naming the files) and computes the
 // run's inputs, before anything starts.
-func prepareRecord(ctx context.Context, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
+//
+// exe is the running binary: it must be the runner built from this clean
+// tree (see conformance.CheckBinary), with no workspace and no replace
+// outside the module, or the proof would be about other code than its
+// inputs name.
+func prepareRecord(ctx context.Context, exe, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
 	g := conformance.Git{Dir: "."}
 	dirty, err := g.Dirty(ctx)
 	if err != nil {
@@ -46,6 +52,12 @@ func prepareRecord(ctx context.Context, estateName, substrate string, stages []s
 	}
 	head, err := g.Head(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckModule(ctx, "."); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckBinary(ctx, ".", exe); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	tree, err := conformance.NewTree(ctx, ".")
@@ -191,10 +203,21 @@ func runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	cov := conformance.ComputeCoverage(reg, stageClaims())
+	var ids []string
+	if set(fs, "requirements") {
+		// An empty list is a mistake (an unset variable in a script), never
+		// "every requirement": that gate is --require-all.
+		for _, id := range strings.Split(*reqs, ",") {
+			if id = strings.TrimSpace(id); id == "" {
+				return usageError{fmt.Sprintf("--requirements %q names an empty requirement: give the IDs the change touches, comma-separated (GAUNT-DRIFT-01,GAUNT-MIG-01), or use --require-all for every one", *reqs)}
+			}
+			ids = append(ids, id)
+		}
+	}
 	if *hygiene {
 		return runHygiene(ctx, reg, cov, *base)
 	}
-	ledger, err := conformance.Verify(ledgerPath, runsDir)
+	ledger, err := conformance.VerifyIn(ctx, conformance.Git{Dir: "."}, ledgerPath, runsDir)
 	if err != nil {
 		return err
 	}
@@ -203,6 +226,10 @@ func runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	w := conformance.World{Registry: reg, Coverage: cov, Current: tree, Needs: map[string][]string{}}
+	if w.Estates, err = estate.List("estates"); err != nil {
+		return err
+	}
+	w.Declines = declines("estates")
 	for _, s := range stage.All() {
 		for _, c := range s.Needs() {
 			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
@@ -223,14 +250,6 @@ func runStatus(ctx context.Context, args []string) error {
 	rep, err := conformance.Derive(w, ledger)
 	if err != nil {
 		return err
-	}
-	var ids []string
-	if *reqs != "" {
-		for _, id := range strings.Split(*reqs, ",") {
-			if id = strings.TrimSpace(id); id != "" {
-				ids = append(ids, id)
-			}
-		}
 	}
 	gate, err := rep.Gate(ids)
 	if err != nil {
@@ -292,6 +311,49 @@ func runStatus(ctx context.Context, args []string) error {
 	}
 }
 
+// declines says why an estate's estate.yaml declares a stage does not
+// apply to it: it skips the stage with a reason, or lacks the section the
+// stage needs (fence, handoff). An estate that does not load declines
+// nothing: its runs, if any, speak for it.
+func declines(root string) func(estateName, stageID string) string {
+	specs := map[string]*estate.Spec{}
+	stages := map[string]stage.Stage{}
+	for _, s := range stage.All() {
+		stages[s.ID()] = s
+	}
+	return func(estateName, stageID string) string {
+		spec, ok := specs[estateName]
+		if !ok {
+			spec, _ = estate.Load(root, estateName)
+			specs[estateName] = spec
+		}
+		if spec == nil {
+			return ""
+		}
+		if why, ok := spec.Skip[stageID]; ok {
+			return "the estate skips it: " + why
+		}
+		if d, ok := stages[stageID].(stage.Declared); ok {
+			return d.Undeclared(&stage.Run{Spec: spec})
+		}
+		return ""
+	}
+}
+
+// set reports whether the flag name was given on the command line.
+func set(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// usageError is a command line that asks for nothing sensible: exit 2,
+// as usage and help do, so no script reads it as a gate's 0, 1 or 3.
+type usageError struct{ what string }
+
+func (e usageError) Error() string { return e.what }
+func (e usageError) ExitCode() int { return 2 }
+
 // runHygiene is the CI gate: the ledger is intact and only grew. It does
 // not ask for proofs (a stale or unrecorded proof is for a human to renew
 // with `run --record`, reported by --require-all).
@@ -300,7 +362,8 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 	if !cov.Clean() {
 		problems = append(problems, fmt.Sprintf("coverage: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered))
 	}
-	ledger, err := conformance.Verify(ledgerPath, runsDir)
+	g := conformance.Git{Dir: "."}
+	ledger, err := conformance.VerifyIn(ctx, g, ledgerPath, runsDir)
 	if err != nil {
 		return err
 	}
@@ -326,7 +389,6 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 			problems = append(problems, fmt.Sprintf("run folder %s/%s has no ledger row: record runs with `run --record`, never by hand", runsDir, e.Name()))
 		}
 	}
-	g := conformance.Git{Dir: "."}
 	why := "--base"
 	if base == "" {
 		if base, why, err = g.Base(ctx); err != nil {
@@ -334,7 +396,8 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 		}
 	}
 	if base == "" {
-		fmt.Printf("append-only: not checked: %s\n", why)
+		// Unchecked is not clean: a rewritten ledger would pass here.
+		problems = append(problems, fmt.Sprintf("append-only: cannot be checked: %s; fetch the whole history and main (git fetch --unshallow origin main), or name the revision the ledger must have grown from with --base REV", why))
 	} else {
 		then, ok, err := g.Show(ctx, base, ledgerPath)
 		if err != nil {

@@ -57,15 +57,22 @@ func newRepo(t *testing.T) *repo {
 }
 
 func (r *repo) pins(tofu, sha, kwok, image string) {
+	r.pinsRunc(tofu, sha, kwok, image, "1")
+}
+
+// pinsRunc is pins with the version of gauntlet-runc, which every kind
+// container runs through.
+func (r *repo) pinsRunc(tofu, sha, kwok, image, runc string) {
 	r.write("third_party/pins.json", fmt.Sprintf(`{"schema":1,"go":"go1.26.8","tools":[
  {"name":"tofu","version":%q,"role":"subject","sha256":%q},
  {"name":"terraform","version":"1.11.4","role":"oracle"},
  {"name":"kwok","version":%q,"wrapper":{"dir":"kwok"}},
  {"name":"kubelet","version":"1.37.2","group":"kind-node"},
+ {"name":"gauntlet-runc","version":%q,"group":"docker-engine"},
  {"name":"terraform-provider-random","version":"3.9.0"}],
  "providers":[{"namespace":"hashicorp","type":"random","version":"3.9.0","tool":"terraform-provider-random"}],
  "provider_hosts":["example.invalid"],
- "kind":{"version":"v0.33.0","node_images":[{"image":%q}]}}`, tofu, sha, kwok, image))
+ "kind":{"version":"v0.33.0","node_images":[{"image":%q}]}}`, tofu, sha, kwok, runc, image))
 }
 
 func (r *repo) write(path, content string) {
@@ -350,7 +357,7 @@ func TestChainAndAppendOnly(t *testing.T) {
 	}
 	// Drop line 3 (the first of run two): line 4 no longer chains.
 	dropped := bytes.Join([][]byte{lines[0], lines[1], lines[3]}, []byte("\n"))
-	l := verifyLines(splitLines(dropped), r.runs())
+	l := verifyLines(splitLines(dropped), r.runs(), nil)
 	if len(l.Problems) == 0 {
 		t.Error("a dropped line went unnoticed")
 	}
