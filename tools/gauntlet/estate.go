@@ -217,10 +217,16 @@ func estateNew(ctx context.Context, args []string, w io.Writer) error {
 // cluster settings a run overrides, and the providers it cannot supply.
 func report(w io.Writer, taken, laid *estate.Taken, root *estate.Root, needs []estate.ProviderNeed) {
 	if taken != nil {
+		// Paths are said from the root's folder, as estate.yaml pins them.
+		from := func(p string) string { return fromRoot(taken.Root, p) }
 		var extra []string
 		for _, p := range taken.SortedFiles() {
 			if why := taken.Files[p]; why != "the root" && !strings.HasPrefix(why, "module ") {
-				extra = append(extra, fmt.Sprintf("%s (%s)", p, why))
+				at := strings.LastIndex(why, " at ")
+				if at > 0 {
+					why = why[:at+4] + from(why[at+4:])
+				}
+				extra = append(extra, fmt.Sprintf("%s (%s)", from(p), why))
 			}
 		}
 		section(w, "files the configuration reads, taken and pinned", extra)
@@ -229,17 +235,24 @@ func report(w io.Writer, taken, laid *estate.Taken, root *estate.Root, needs []e
 			mods = append(mods, relSlash(taken.Root, m))
 		}
 		section(w, "local modules taken, by their path from the root's folder (each folder's .tf files)", mods)
-		section(w, "references that cannot be resolved statically (not taken: their path is known only at plan time)", refs(taken.Unresolved))
-		section(w, "references to files that do not exist or lie outside the repository", refs(taken.Missing))
-		section(w, "module sources that are not local paths (the engines' init would need the network)", refs(taken.Remote))
+		section(w, "references that cannot be resolved statically (not taken: their path is known only at plan time)", refs(taken.Root, taken.Unresolved))
+		section(w, "references to files that do not exist or lie outside the repository", refs(taken.Root, taken.Missing))
+		section(w, "module sources that are not local paths (the engines' init would need the network)", refs(taken.Root, taken.Remote))
 	}
 	var cluster []string
 	for _, cs := range laid.Cluster {
+		cs.Pos = fromRoot(laid.Root, cs.Pos)
 		cluster = append(cluster, cs.String()+" - a run points it at each side's cluster through "+estate.ClusterOverride)
 	}
 	section(w, "literal cluster settings", cluster)
 	var ns []string
 	for _, n := range needs {
+		n.Use.Pos = fromRoot(laid.Root, n.Use.Pos)
+		for i, a := range n.Also {
+			if at := strings.LastIndex(a, " at "); at > 0 {
+				n.Also[i] = a[:at+4] + fromRoot(laid.Root, a[at+4:])
+			}
+		}
 		ns = append(ns, n.String())
 	}
 	section(w, "providers the toolchain cannot supply (a run is refused before any cluster starts)", ns)
@@ -260,12 +273,26 @@ func section(w io.Writer, title string, lines []string) {
 	}
 }
 
-func refs(rs []estate.Reference) []string {
+func refs(root string, rs []estate.Reference) []string {
 	var out []string
 	for _, r := range rs {
+		r.Pos = fromRoot(root, r.Pos)
+		if r.Path != "" {
+			r.Path = fromRoot(root, r.Path)
+		}
 		out = append(out, r.String())
 	}
 	return out
+}
+
+// fromRoot says a tree path ("examples/app/main.tf:3") from the root's
+// folder ("main.tf:3"), a line number kept.
+func fromRoot(root, p string) string {
+	line := ""
+	if i := strings.LastIndex(p, ":"); i > 0 {
+		p, line = p[:i], p[i:]
+	}
+	return relSlash(root, p) + line
 }
 
 // takenFiles reads every taken file, keyed by its path relative to the

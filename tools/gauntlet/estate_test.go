@@ -130,11 +130,11 @@ module "base" {
 	report := out.String()
 	t.Log(report)
 	for _, want := range []string{
-		"templates/page.tpl (templatefile at examples/app/main.tf:17)",
-		"conf/app.conf (file at main.tf:3)",
+		"templates/page.tpl (templatefile at main.tf:17)",
+		"../../conf/app.conf (file at ../../main.tf:3)",
 		"../..",
 		`provider "kubernetes" sets config_path - a run points it at each side's cluster through gauntlet_cluster_override.tf`,
-		`required_providers (and resource "aws_s3_bucket" "b" at examples/app/main.tf:19) needs hashicorp/aws: the toolchain does not supply it`,
+		`required_providers (and resource "aws_s3_bucket" "b" at main.tf:19) needs hashicorp/aws: the toolchain does not supply it`,
 		`needs hashicorp/kubernetes "~> 2.23": the constraint excludes the pinned 3.2.1`,
 	} {
 		if !strings.Contains(report, want) {
