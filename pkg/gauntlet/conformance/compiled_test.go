@@ -132,9 +132,9 @@ func TestRunClosure(t *testing.T) {
 	}
 }
 
-// TestStageCommentCompiles: on gauntlet's own code, a comment reworded in
-// a stage file compiles to the same package, and a changed check name does
-// not. It compiles pkg/gauntlet's closure (from the build cache when warm;
+// TestStageCommentCompiles: on gauntlet's own code, a copy in another
+// directory compiles to the same content, a comment reworded in a stage
+// file compiles to the same package, and a changed check name does not. It compiles pkg/gauntlet's closure (from the build cache when warm;
 // minutes cold), so -short skips it.
 func TestStageCommentCompiles(t *testing.T) {
 	needTools(t)
@@ -160,6 +160,15 @@ func TestStageCommentCompiles(t *testing.T) {
 		return c.compiled
 	}
 	base := compiled(orig)
+	// -trimpath: the checkout's path is not part of the content, so two
+	// clones (two shards' machines) key the same code alike.
+	here, err := compiledClosure(context.Background(), root, RunPackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := changedCompiled(&Inputs{Compiled: here.compiled}, &Inputs{Compiled: base}); len(diff) != 0 {
+		t.Errorf("the same code in another directory compiled differently: %v", diff)
+	}
 	comment := compiled(mustReplace(t, orig, "// Run tampers one object out of band", "// Run tampers a single object out of band"))
 	code := compiled(mustReplace(t, orig, `"next plan empty"`, `"next plan is empty"`))
 	const stage = "pkg/gauntlet/stage"
