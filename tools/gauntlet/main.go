@@ -1,9 +1,11 @@
 // Command gauntlet runs estates through their life on real Kubernetes API
 // servers and says how the engine under test compares with the oracle.
 //
-//	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR]
-//	gauntlet matrix <estate> --engines tofu@1.9.4,terraform@1.5.7,... [--oracle terraform@1.11.4|tofu@1.12.6]
-//	gauntlet mutants <estate> [--mutants a,b] [--all-stages]
+//	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR] | run --all [--shard I/N]
+//	gauntlet matrix <estate> | --all [--shard I/N] --engines tofu@1.9.4,terraform@1.5.7,... [--oracle terraform@1.11.4|tofu@1.12.6]
+//	gauntlet mutants <estate> | --all [--shard I/N] [--mutants a,b] [--all-stages]
+//	gauntlet record --stale [--jobs N] [--shard I/N] [--dry-run]
+//	gauntlet merge SHARD_DIR... [--out DIR]
 //	gauntlet status [--requirements ID,... | --require-all | --hygiene] [--json] [--md FILE]
 //	gauntlet list
 //	gauntlet bench <estate> [-n N] | soak <estate> [-n N]
@@ -39,6 +41,8 @@ func commands() []command {
 		{"list", "list the estates", runList},
 		{"matrix", "run an estate with many pinned engines against one oracle and write the parity table", runMatrix},
 		{"mutants", "run the gauntlet with each mutant engine as the subject and write the kill matrix", runMutants},
+		{"record", "record --stale: re-prove every required cell that is stale or has no recorded run", runRecord},
+		{"merge", "fold the folders of a sharded run, matrix, mutants or record into one set of pages and one ledger append", runMerge},
 		{"soak", "run an estate n times and report any stage whose verdicts or figures differ", runSoak},
 		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},
 		{"corpus", "fetch or import the pinned corpus files into the cache", runCorpus},

@@ -33,117 +33,129 @@ func runMatrix(ctx context.Context, args []string) error {
 	jobs := fs.Int("jobs", 0, "engine runs at once, each with its own two clusters (default: one per two cores on local, 1 on kind)")
 	oracleLive := fs.Bool("oracle-live", false, "run the oracle live with every engine (default: once, recorded, and replayed for the other engines)")
 	reuse := fs.Bool("reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
+	all := fs.Bool("all", false, "every estate in --estates, one after another, each into <out>/<estate>/ (default out: out/matrix)")
+	shardArg := fs.String("shard", "", "with --all: only shard I of N of the estates (sorted by name, round robin), and shard.json for `gauntlet merge`")
 	if err := fs.Parse(reorder(args)); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || *engines == "" {
-		return fmt.Errorf("usage: gauntlet matrix <estate> --engines tofu@1.9.4,terraform@1.5.7,... [--oracle terraform@1.11.4|tofu@1.12.6]")
+	if (fs.NArg() != 1) == !*all || *engines == "" || (*shardArg != "" && !*all) {
+		return fmt.Errorf("usage: gauntlet matrix <estate> | --all [--shard I/N] --engines tofu@1.9.4,terraform@1.5.7,... [--oracle terraform@1.11.4|tofu@1.12.6]")
 	}
 	if len(tf.tools) > 0 {
 		return fmt.Errorf("--tool is not supported here: the matrix runs pinned engines")
 	}
-	spec, err := estate.Load(*estates, fs.Arg(0))
+	sh, err := parseShard(*shardArg)
 	if err != nil {
 		return err
 	}
-	pins, err := toolchain.DefaultPins()
-	if err != nil {
-		return err
-	}
-	refs, err := engineRefs(pins, *engines)
-	if err != nil {
-		return err
-	}
-	var specs []string
-	for _, e := range refs {
-		specs = append(specs, e.String())
-	}
-	if _, _, err := matrix.Resolve(pins, specs, *oracle); err != nil {
-		return err
-	}
-	if *out == "" {
-		*out = filepath.Join("out", "matrix", spec.Name)
-	}
-	var selected []string
-	if *stages != "" {
-		selected = strings.Split(*stages, ",")
-	}
-	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
-		return err
-	}
-	// Every engine is built (one at a time) before the first run starts,
-	// so no run waits on a build and a build failure costs no run.
-	shas := map[string]string{}
-	for _, e := range refs {
-		tc, err := toolchain.Resolve(ctx, tf.options(l, toolchain.WithTools(e.Tool))...)
+	one := func(name, dir string) error {
+		spec, err := estate.Load(*estates, name)
 		if err != nil {
-			return fmt.Errorf("engine %s: %w", e, err)
+			return err
 		}
-		b, _ := tc.Binary(e.Tool)
-		shas[e.Tool] = b.SHA256
-	}
-	_, orc, _ := matrix.Resolve(pins, specs, *oracle)
-	commit := gitCommit(ctx)
-	var reuseRun func(string) *result.Run
-	if *reuse {
-		reuseRun = func(tool string) *result.Run {
-			raw, err := os.ReadFile(filepath.Join(*out, tool, evidence.JSONFile))
+		pins, err := toolchain.DefaultPins()
+		if err != nil {
+			return err
+		}
+		refs, err := engineRefs(pins, *engines)
+		if err != nil {
+			return err
+		}
+		var specs []string
+		for _, e := range refs {
+			specs = append(specs, e.String())
+		}
+		if _, _, err := matrix.Resolve(pins, specs, *oracle); err != nil {
+			return err
+		}
+		if dir == "" {
+			dir = filepath.Join("out", "matrix", spec.Name)
+		}
+		var selected []string
+		if *stages != "" {
+			selected = strings.Split(*stages, ",")
+		}
+		l := log.New(os.Stderr)
+		if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+			return err
+		}
+		// Every engine is built (one at a time) before the first run starts,
+		// so no run waits on a build and a build failure costs no run.
+		shas := map[string]string{}
+		for _, e := range refs {
+			tc, err := toolchain.Resolve(ctx, tf.options(l, toolchain.WithTools(e.Tool))...)
 			if err != nil {
-				return nil
+				return fmt.Errorf("engine %s: %w", e, err)
 			}
-			var r result.Run
-			if err := json.Unmarshal(raw, &r); err != nil {
-				l.Warnf("matrix: %s: earlier run.json unreadable: %v", tool, err)
-				return nil
-			}
-			var ref toolchain.EngineRef
-			for _, e := range refs {
-				if e.Tool == tool {
-					ref = e
-				}
-			}
-			if err := matrix.Reusable(&r, spec.Name, commit, *substrate, ref, orc, shas[tool], selected); err != nil {
-				l.Infof("matrix: %s runs again: %v", ref, err)
-				return nil
-			}
-			return &r
+			b, _ := tc.Binary(e.Tool)
+			shas[e.Tool] = b.SHA256
 		}
-	}
-	start := time.Now()
-	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: *oracle, Substrate: *substrate, CacheDir: tf.cache,
-		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: *jobs, OracleLive: *oracleLive,
-		Reproduce: "go run ./tools/gauntlet matrix " + strings.Join(args, " ")})
-	if err != nil {
-		return err
-	}
-	paths, err := matrix.WriteAll(*out, m)
-	if err != nil {
-		return err
-	}
-	t := matrix.Parity(m)
-	fmt.Printf("%s: %d engines against %s in %s, %d at a time\n", spec.Name, len(m.Columns), m.Oracle, time.Since(start).Round(time.Second), m.Jobs)
-	fmt.Printf("  %-20s", "stage")
-	for _, e := range t.Engines {
-		fmt.Printf(" %-16s", e)
-	}
-	fmt.Println()
-	for _, row := range t.Rows {
-		fmt.Printf("  %-20s", row.Stage)
-		for _, c := range row.Cells {
-			fmt.Printf(" %-16s", c.Verdict)
+		_, orc, _ := matrix.Resolve(pins, specs, *oracle)
+		commit := gitCommit(ctx)
+		var reuseRun func(string) *result.Run
+		if *reuse {
+			reuseRun = func(tool string) *result.Run {
+				raw, err := os.ReadFile(filepath.Join(dir, tool, evidence.JSONFile))
+				if err != nil {
+					return nil
+				}
+				var r result.Run
+				if err := json.Unmarshal(raw, &r); err != nil {
+					l.Warnf("matrix: %s: earlier run.json unreadable: %v", tool, err)
+					return nil
+				}
+				var ref toolchain.EngineRef
+				for _, e := range refs {
+					if e.Tool == tool {
+						ref = e
+					}
+				}
+				if err := matrix.Reusable(&r, spec.Name, commit, *substrate, ref, orc, shas[tool], selected); err != nil {
+					l.Infof("matrix: %s runs again: %v", ref, err)
+					return nil
+				}
+				return &r
+			}
+		}
+		start := time.Now()
+		m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: *oracle, Substrate: *substrate, CacheDir: tf.cache,
+			Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: *jobs, OracleLive: *oracleLive,
+			Reproduce: "go run ./tools/gauntlet matrix " + strings.Join(args, " ")})
+		if err != nil {
+			return err
+		}
+		paths, err := matrix.WriteAll(dir, m)
+		if err != nil {
+			return err
+		}
+		t := matrix.Parity(m)
+		fmt.Printf("%s: %d engines against %s in %s, %d at a time\n", spec.Name, len(m.Columns), m.Oracle, time.Since(start).Round(time.Second), m.Jobs)
+		fmt.Printf("  %-20s", "stage")
+		for _, e := range t.Engines {
+			fmt.Printf(" %-16s", e)
 		}
 		fmt.Println()
+		for _, row := range t.Rows {
+			fmt.Printf("  %-20s", row.Stage)
+			for _, c := range row.Cells {
+				fmt.Printf(" %-16s", c.Verdict)
+			}
+			fmt.Println()
+		}
+		for _, p := range paths[:min(3, len(paths))] {
+			fmt.Println("wrote", p)
+		}
+		fmt.Printf("and %d evidence files, one folder per engine\n", max(0, len(paths)-3))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !m.Clear() {
+			return runExit(1)
+		}
+		return nil
 	}
-	for _, p := range paths[:min(3, len(paths))] {
-		fmt.Println("wrote", p)
+	if *all {
+		return forEstates(ctx, "matrix", *estates, sh, *out, filepath.Join("out", "matrix"), one)
 	}
-	fmt.Printf("and %d evidence files, one folder per engine\n", max(0, len(paths)-3))
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if !m.Clear() {
-		return runExit(1)
-	}
-	return nil
+	return one(fs.Arg(0), *out)
 }

@@ -31,6 +31,11 @@ type recording struct {
 	git    conformance.Git
 	head   string
 	inputs *conformance.Inputs
+	// session, when one command records many runs, tells its own
+	// recordings apart from a change to the tree; dir is the run folder
+	// once recorded.
+	session *recordSession
+	dir     string
 }
 
 // prepareRecord refuses a dirty tree (naming the files) and computes the
@@ -120,12 +125,14 @@ func (rc *recording) record(ctx context.Context, res *result.Run) (string, error
 	if res.Cancelled != nil {
 		return "", fmt.Errorf("not recorded: the run was cancelled (%s in %q); a cancelled run proves nothing", res.Cancelled.Signal, res.Cancelled.Stage)
 	}
+	defer rc.session.lock()()
 	// The tree must still be what the run started from: nothing edited
 	// while it ran.
 	dirty, err := rc.git.Dirty(ctx)
 	if err != nil {
 		return "", err
 	}
+	dirty = rc.session.foreign(dirty)
 	head, err := rc.git.Head(ctx)
 	if err != nil {
 		return "", err
@@ -162,6 +169,7 @@ func (rc *recording) record(ctx context.Context, res *result.Run) (string, error
 		return "", fmt.Errorf("not recorded: %w", err)
 	}
 	ok = true
+	rc.session.wrote(dir)
 	return dir, nil
 }
 

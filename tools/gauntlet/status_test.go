@@ -40,7 +40,8 @@ func TestRecordRefusesDirtyTree(t *testing.T) {
 		}
 	}
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
-	write("tools/gauntlet/main.go", "package main\n\nfunc main() {}\n")
+	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() {}\n")
+	write("pkg/gauntlet/run.go", "package gauntlet\n")
 	write("estates/e1/estate.yaml", "name: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"}]}`)
 	write("conformance/requirements.yaml", "requirements:\n  - {id: GAUNT-X-01, statement: s, estates: [e1], substrates: [local]}\n")
@@ -51,7 +52,7 @@ func TestRecordRefusesDirtyTree(t *testing.T) {
 	t.Chdir(dir)
 	write("out/evidence.md", "ignored output does not count\n")
 	exe := buildRunner(t, filepath.Join(dir, "out", "gauntlet"))
-	if rc, err := prepareRecord(context.Background(), exe, "e1", "local", nil, "", ""); err != nil || rc.inputs.Code["tools/gauntlet/main.go"] == "" {
+	if rc, err := prepareRecord(context.Background(), exe, "e1", "local", nil, "", ""); err != nil || rc.inputs.Code["pkg/gauntlet/run.go"] == "" {
 		t.Fatalf("a clean tree: %v", err)
 	}
 	write("tools/gauntlet/extra.go", "package main\n")
@@ -309,7 +310,8 @@ func TestStatusExitCodes(t *testing.T) {
 		}
 	}
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
-	write("tools/gauntlet/main.go", "package main\n\nfunc main() {}\n")
+	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() {}\n")
+	write("pkg/gauntlet/run.go", "package gauntlet\n")
 	write("estates/e1/estate.yaml", "name: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"},{"name":"terraform","version":"1.11.4","role":"oracle"}]}`)
 	// Every requirement the real stages claim, so coverage is clean.

@@ -125,6 +125,8 @@ func TestDeclinedEstate(t *testing.T) {
 	}
 }
 
+// world is what `gauntlet status` and `record --stale` read, as report
+// builds it.
 func (r *repo) world() World {
 	r.t.Helper()
 	reg, err := LoadRegistry(filepath.Join(r.dir, "conformance", "requirements.yaml"))

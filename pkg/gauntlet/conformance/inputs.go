@@ -18,11 +18,17 @@ import (
 	"time"
 )
 
-// InputsSchema names the format of a run folder's inputs.json.
-const InputsSchema = "gauntlet.inputs/v1"
+// InputsSchema names the format of a run folder's inputs.json: v2 keys
+// the run's code by compiled content (Compiled); v1, the format before,
+// by the source files of the whole CLI's closure (Code), and is still
+// read and judged that way.
+const (
+	InputsSchema   = "gauntlet.inputs/v2"
+	InputsSchemaV1 = "gauntlet.inputs/v1"
+)
 
-// Inputs is everything a recorded run ran, by content: the Go files of the
-// runner's dependency closure, the estate's files, its corpus file's
+// Inputs is everything a recorded run ran, by content: the compiled
+// packages of the run's dependency closure, the estate's files, its corpus file's
 // sha256 and the pins of engine, oracle, providers and substrate. A proof
 // is stale as soon as one of them differs from the tree's: no hand-kept
 // path list, no git history needed (a shallow clone can check it).
@@ -33,9 +39,15 @@ type Inputs struct {
 	// Stages is the run's --stages selection; empty means every stage.
 	// Only selected stages get ledger rows.
 	Stages []string `json:"stages,omitempty"`
-	// Code maps each repository file compiled into the runner (and
-	// go.mod, go.sum) to its sha256.
+	// Compiled maps each package of the run's closure to its compiled
+	// content (see compiledClosure): what staleness compares (v2).
+	Compiled map[string]string `json:"compiled,omitempty"`
+	// Code maps each repository file compiled into the run to its sha256:
+	// in v2 it only names the files behind a changed package; in v1 it is
+	// what staleness compares (the CLI's closure, go.mod and go.sum).
 	Code map[string]string `json:"code"`
+	// v1Code is the tree's code as v1 keyed it, to judge a v1 recording.
+	v1Code map[string]string
 	// EstateFiles maps each file under estates/<estate>/ to its sha256.
 	EstateFiles map[string]string `json:"estate_files"`
 	// Corpus is the sha256 of the estate's pinned corpus file, if any.
@@ -82,8 +94,8 @@ func ParseInputs(raw []byte) (*Inputs, error) {
 	if err := dec.Decode(&in); err != nil {
 		return nil, fmt.Errorf("inputs.json: %w", err)
 	}
-	if in.Schema != InputsSchema {
-		return nil, fmt.Errorf("inputs.json: schema %q, want %q", in.Schema, InputsSchema)
+	if in.Schema != InputsSchema && in.Schema != InputsSchemaV1 {
+		return nil, fmt.Errorf("inputs.json: schema %q, want %q (or %q)", in.Schema, InputsSchema, InputsSchemaV1)
 	}
 	return &in, nil
 }
@@ -107,7 +119,15 @@ func Changed(then, now *Inputs) []string {
 			}
 		}
 	}
-	diff("", then.Code, now.Code)
+	if then.Schema == InputsSchemaV1 {
+		v1 := now.v1Code
+		if now.Schema == InputsSchemaV1 {
+			v1 = now.Code
+		}
+		diff("", then.Code, v1)
+	} else {
+		out = append(out, changedCompiled(then, now)...)
+	}
 	diff("", then.EstateFiles, now.EstateFiles)
 	diff("pin ", then.Pins, now.Pins)
 	if then.Corpus != now.Corpus {
@@ -131,16 +151,19 @@ func unionKeys(a, b map[string]string) []string {
 	return keys
 }
 
-// RunnerPackage is the main package whose dependency closure a run is.
+// RunnerPackage is the main package whose source closure v1 inputs keyed
+// (the whole CLI, renderers included).
 const RunnerPackage = "./tools/gauntlet"
 
 // Tree computes the inputs of a run from a checkout's content.
 type Tree struct {
 	// Dir is the repository root.
 	Dir string
-	// code is the runner's closure, computed once.
-	code map[string]string
-	pins map[string]json.RawMessage
+	// run is the run's compiled closure, v1code the CLI's source
+	// closure (for v1 recordings); each computed once.
+	run    *closure
+	v1code map[string]string
+	pins   map[string]json.RawMessage
 	// scope says which runs use each pin: scopeAll, a substrate, or none.
 	scope map[string]string
 	raw   pinsFile
@@ -162,15 +185,19 @@ type pinsFile struct {
 	Docker        json.RawMessage   `json:"docker"`
 }
 
-// NewTree reads the runner's Go closure (`go list -deps`, bounded by ctx),
-// the pins and the requirement registry of the checkout at dir.
+// NewTree compiles the run's closure (`go list -export -deps`, bounded by
+// ctx), reads the CLI's source closure, the pins and the requirement
+// registry of the checkout at dir.
 func NewTree(ctx context.Context, dir string) (*Tree, error) {
 	t := &Tree{Dir: dir}
-	code, err := goClosure(ctx, dir)
+	run, err := compiledClosure(ctx, dir, RunPackage)
 	if err != nil {
 		return nil, err
 	}
-	t.code = code
+	t.run = run
+	if t.v1code, err = goClosure(ctx, dir); err != nil {
+		return nil, err
+	}
 	if err := t.readPins(); err != nil {
 		return nil, err
 	}
@@ -191,7 +218,8 @@ func NewTree(ctx context.Context, dir string) (*Tree, error) {
 // so a run of another engine version is stale when its own pin changes and
 // not when the default one does.
 func (t *Tree) Inputs(estate, substrate string, stages []string, clis ...string) (*Inputs, error) {
-	in := &Inputs{Schema: InputsSchema, Estate: estate, Substrate: substrate, Stages: stages, Code: t.code, Pins: map[string]string{}, Requirements: t.reqs}
+	in := &Inputs{Schema: InputsSchema, Estate: estate, Substrate: substrate, Stages: stages,
+		Compiled: t.run.compiled, Code: t.run.code, v1Code: t.v1code, Pins: map[string]string{}, Requirements: t.reqs}
 	edir := filepath.Join(t.Dir, "estates", estate)
 	files, err := hashTree(t.Dir, edir)
 	if err != nil {

@@ -16,8 +16,9 @@ import (
 )
 
 // The scenarios below run on a small temporary git repository shaped like
-// gauntlet's: a Go module whose runner (tools/gauntlet) imports pkg/stage,
-// an unrelated package, pins, an estate and a ledger. No cluster runs:
+// gauntlet's: a Go module whose CLI (tools/gauntlet) runs pkg/gauntlet,
+// an unrelated package, pins, an estate and a ledger. A run is
+// pkg/gauntlet (which imports pkg/stage); the CLI adds a renderer. No cluster runs:
 // the runs are result.Run values written into real run folders.
 
 const (
@@ -38,7 +39,9 @@ func newRepo(t *testing.T) *repo {
 	needTools(t)
 	r := &repo{t: t, dir: t.TempDir()}
 	r.write("go.mod", "module example.com/g\n\ngo 1.22\n")
-	r.write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/stage\"\n\nfunc main() {}\n")
+	r.write("tools/gauntlet/main.go", "package main\n\nimport (\n\t_ \"example.com/g/pkg/evidence\"\n\t_ \"example.com/g/pkg/gauntlet\"\n)\n\nfunc main() {}\n")
+	r.write("pkg/gauntlet/run.go", "package gauntlet\n\nimport _ \"example.com/g/pkg/stage\"\n")
+	r.write("pkg/evidence/page.go", "package evidence\n\n// Title heads a page.\nconst Title = \"evidence\"\n")
 	r.write("pkg/stage/record.go", "package stage\n\n// Failed says whether a check failed.\nfunc Failed() bool { return true }\n")
 	r.write("pkg/unrelated/u.go", "package unrelated\n")
 	r.write("estates/e1/estate.yaml", "name: e1\nsource:\n  sha256: aaaa\n")
