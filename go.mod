@@ -10,6 +10,7 @@ require (
 	github.com/hashicorp/hc-install v0.10.0
 	github.com/hashicorp/hcl/v2 v2.24.0
 	github.com/hashicorp/terraform-json v0.29.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/zclconf/go-cty v1.16.4
 	golang.org/x/mod v0.41.0
 	k8s.io/api v0.37.2

@@ -79,6 +79,17 @@ def _toolchain_impl(rctx):
         timeout = 7200,
     )
 
+    # The mutant engine (pins group `mutants`, outside the default set) for the kill matrix's targets
+    # (defs.bzl mutant_tests): a small Go build, seconds warm.
+    _run(
+        rctx,
+        "gauntlet toolchain: building gauntlet-mutant for the kill matrix",
+        [cli, "toolchain", "--cache", cache, "--offline", "--only", "gauntlet-mutant"],
+        env,
+        _workspace(rctx),
+        timeout = 1800,
+    )
+
     # Build trees and downloaded sources are not part of the result.
     rctx.delete("cache/build")
     rctx.delete("cache/src")

@@ -721,6 +721,7 @@ func estateResult(s *estate.Spec) result.Estate {
 		}
 		h := sha256.Sum256([]byte(strings.Join(listing, "")))
 		paths, sums = append(paths, strings.Join(names, ", ")), append(sums, hex.EncodeToString(h[:]))
+		e.SourceSHA256Listing = true
 	}
 	e.SourceRepo, e.SourceCommit = strings.Join(slices.Compact(repos), " + "), strings.Join(slices.Compact(commits), " + ")
 	e.SourcePath, e.SourceSHA256 = strings.Join(paths, " + "), strings.Join(sums, " + ")

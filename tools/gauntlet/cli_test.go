@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -56,7 +57,7 @@ func TestCLIReferenceIsCurrent(t *testing.T) {
 // three examples of itself, a placeholder for every flag that takes a
 // value, and answers -h with its usage (exit 0).
 func TestEveryCommandIsDocumented(t *testing.T) {
-	for _, c := range commands() {
+	for _, c := range commands(io.Discard) {
 		t.Run(strings.ReplaceAll(c.Name, " ", "_"), func(t *testing.T) {
 			if len(strings.Fields(c.Doc)) < 15 || c.Summary == "" {
 				t.Errorf("summary %q, doc %q: want a line and a paragraph", c.Summary, c.Doc)
@@ -92,7 +93,7 @@ func TestRunHelp(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	for _, want := range []string{
-		"usage: gauntlet run <estate> [flags]",
+		"usage: gauntlet run <estate> | --all [flags]",
 		"Runs the estate through its life",
 		"--substrate NAME\n",
 		"(default: local)",
@@ -140,7 +141,7 @@ func TestFlagsThatDidNothingAreGone(t *testing.T) {
 		{"kind", "node-image", "--tool", "kind=/bin/true"},
 	} {
 		code, _, stderr := gauntletCLI(t, args...)
-		if code != cli.ExitUsage || !strings.Contains(stderr, "unknown flag -tool; valid flags: --cache") {
+		if code != cli.ExitUsage || !strings.Contains(stderr, "unknown flag -tool; valid flags: --") || !strings.Contains(stderr, "--cache") {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}
@@ -168,6 +169,70 @@ func TestSideFlags(t *testing.T) {
 		code, _, stderr := gauntletCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, want %d with %q: %s", tc.args, code, tc.code, tc.want, stderr)
+		}
+	}
+}
+
+// TestAllShardAndRecordUsage: --all, --shard, record and merge are flags
+// and commands like the others - a malformed shard, a shard without
+// --all, an estate with --all, record without --stale and merge without
+// a folder are usage errors (exit 2) before anything runs.
+func TestAllShardAndRecordUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--all", "--shard", "3/2"}, `invalid value "3/2" for flag -shard: --shard "3/2": want I/N with 1 <= I <= N`},
+		{[]string{"run", "e", "--shard", "1/2"}, "--shard needs --all"},
+		{[]string{"run", "e", "--all"}, `--all takes every estate: give no estate name (got "e")`},
+		{[]string{"run"}, "want <estate>"},
+		{[]string{"matrix", "--all", "--shard", "x", "--engines", "all"}, `invalid value "x" for flag -shard`},
+		{[]string{"matrix", "e", "--engines", "all", "--shard", "1/2"}, "--shard needs --all"},
+		{[]string{"mutants", "e", "--all"}, "--all takes every estate"},
+		{[]string{"mutants"}, "want <estate>"},
+		{[]string{"record"}, "record needs --stale"},
+		{[]string{"record", "--stale", "--out", "x"}, "--out is the shard's folder: it needs --shard"},
+		{[]string{"record", "--stale", "--shard", "0/2"}, `invalid value "0/2" for flag -shard`},
+		{[]string{"record", "--stale", "extra"}, "want no arguments"},
+		{[]string{"merge"}, "want SHARD_DIR..."},
+	} {
+		code, _, stderr := gauntletCLI(t, tc.args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 with %q: %s", tc.args, code, tc.want, stderr)
+		}
+	}
+}
+
+// TestAllExitCodes: an --all over estates where one cannot load is "could
+// not run" (3), not "not clear" (1): nothing was found about the engine.
+// The index page says so, and with --shard the manifest is written.
+func TestAllExitCodes(t *testing.T) {
+	estates, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(filepath.Join(estates, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(estates, "broken", "estate.yaml"), []byte("name: broken\nnot: [valid\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := gauntletCLI(t, "mutants", "--all", "--shard", "1/1", "--estates", estates, "--out", out)
+	if code != cli.ExitCouldNotRun || !strings.Contains(stderr, "gauntlet mutants: 1 could not run, the rest clear") {
+		t.Errorf("mutants --all over a broken estate: exit %d: %s%s", code, stdout, stderr)
+	}
+	index, err := os.ReadFile(filepath.Join(out, "index.md"))
+	if err != nil || !strings.Contains(string(index), "| broken | error: ") {
+		t.Errorf("index.md: %v\n%s", err, index)
+	}
+	if _, err := readManifest(out); err != nil {
+		t.Errorf("shard.json: %v", err)
+	}
+	for _, tc := range []struct{ notClear, couldNotRun, code int }{
+		{0, 0, cli.ExitClear},
+		{1, 0, cli.ExitNotClear},
+		{1, 2, cli.ExitNotClear},
+		{0, 2, cli.ExitCouldNotRun},
+	} {
+		if c := cli.ExitCode(allOutcome(tc.notClear, tc.couldNotRun), nil); c != tc.code {
+			t.Errorf("%d not clear, %d could not run: exit %d, want %d", tc.notClear, tc.couldNotRun, c, tc.code)
 		}
 	}
 }

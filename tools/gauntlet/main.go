@@ -21,18 +21,21 @@ import (
 )
 
 // commands is the command table: one entry per command, each declaring
-// its flags, usage and examples in its own file.
-func commands() []cli.Command {
+// its flags, usage and examples in its own file. A command that reports
+// at length (estate new) writes its report to stdout.
+func commands(stdout io.Writer) []cli.Command {
 	return []cli.Command{
 		runCommand(),
 		listCommand(),
 		matrixCommand(),
 		mutantsCommand(),
+		recordCommand(),
+		mergeCommand(),
 		soakCommand(),
 		benchCommand(),
 		corpusFetchCommand(),
 		corpusImportCommand(),
-		estateNewCommand(),
+		estateNewCommand(stdout),
 		statusCommand(),
 		toolchainCommand(),
 		clusterUpCommand(),
@@ -49,7 +52,7 @@ func app(stdout, stderr io.Writer) *cli.App {
 		Doc: "gauntlet runs Terraform roots (estates) through a fixed life on real Kubernetes API servers, with the engine under " +
 			"test on one cluster and a pinned stock oracle on another, every check proven by a BREAK, and says how the engine " +
 			"compares.",
-		Commands: commands(),
+		Commands: commands(stdout),
 		Exits: cli.Exits(cli.Exit{Code: fmt.Sprint(conformance.ExitWaiting),
 			Meaning: "status gates only: nothing failed, but some requirements are not proven yet (not run, partial)"}),
 		ExitNote: "`go run` prints a non-zero code as `exit status N` and itself exits 1; where the code matters, build the binary " +

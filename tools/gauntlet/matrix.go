@@ -20,16 +20,20 @@ import (
 
 func matrixCommand() cli.Command {
 	return cli.Command{
-		Name: "matrix", Args: "<estate>", MinArgs: 1, MaxArgs: 1,
+		Name: "matrix", Args: "<estate> | --all", MinArgs: 0, MaxArgs: 1,
 		Summary: "run an estate with many pinned engines against one oracle and write the parity table",
 		Doc: "Builds the named pinned engines first (one at a time), then runs the estate once per engine against one oracle and " +
 			"writes the parity table - stage x engine, each fail naming the checks that differ, each not-run why - with the stages " +
 			"whose outcome changed between consecutive versions of one engine, to matrix.md, matrix.json and junit.xml, and each " +
 			"engine's own evidence in a folder per engine. The oracle runs once, recorded, and is replayed for the other engines " +
-			"unless --oracle-live. Exits 1 when any engine's run is not clear.",
+			"unless --oracle-live. Exits 1 when any engine's run is not clear. With --all it does so for every estate, one after " +
+			"another, each into <out>/<estate>/, and writes <out>/index.md (exit 1 when any estate's matrix is not clear, 3 when the " +
+			"rest are clear but some could not run); --shard I/N takes only the I-th of N parts of the estates and leaves shard.json " +
+			"for `gauntlet merge`.",
 		Examples: []cli.Example{
 			{What: "three engines against the pinned terraform", Command: "gauntlet matrix corpus-k8s-metrics-server --engines tofu@1.8.11,tofu@1.12.6,terraform@1.5.7"},
 			{What: "every pinned engine against stock OpenTofu, keeping earlier runs of this commit", Command: "gauntlet matrix corpus-k8s-metrics-server --engines all --oracle tofu@1.12.6 --reuse"},
+			{What: "the first of two shards of every estate (out/shards/matrix-1-of-2), for `gauntlet merge`", Command: "gauntlet matrix --all --shard 1/2 --engines tofu@1.9.4,tofu@1.12.6"},
 		},
 		Setup: func(fs *cli.FlagSet) cli.Action {
 			var f matrixFlags
@@ -39,11 +43,14 @@ func matrixCommand() cli.Command {
 			fs.StringVar(&f.engines, "engines", "", "the pinned engines to run, comma-separated `LIST` such as tofu@1.9.4,terraform@1.5.7, or all (required)")
 			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
 			fs.StringVar(&f.substrate, "substrate", "local", "where the clusters run, `NAME`: local or kind")
-			fs.StringVar(&f.out, "out", "", "the `DIR` to write matrix.md, matrix.json, junit.xml and one evidence folder per engine to (default: out/matrix/<estate>)")
+			fs.StringVar(&f.out, "out", "", "the `DIR` to write matrix.md, matrix.json, junit.xml and one evidence folder per engine to; with --all, the folder holding one per estate and index.md (default: out/matrix/<estate>; with --all, out/matrix, or out/shards/matrix-I-of-N with --shard)")
 			fs.StringVar(&f.stages, "stages", "", "run only these stages, comma-separated `IDS`, with the stages they depend on (default: all)")
 			fs.IntVar(&f.jobs, "jobs", 0, "engine runs at once, `N`, each with its own two clusters (default: one per two cores on local, 1 on kind)")
 			fs.BoolVar(&f.oracleLive, "oracle-live", false, "run the oracle live with every engine instead of once, recorded, and replayed for the others")
 			fs.BoolVar(&f.reuse, "reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
+			all := fs.Bool("all", false, "every estate in --estates, one after another, each into <out>/<estate>/, and <out>/index.md")
+			var sh shard
+			fs.Var(&sh, "shard", "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin), and shard.json for `gauntlet merge`")
 			return func(ctx context.Context, args []string) error {
 				if f.engines == "" {
 					return cli.Usagef("matrix", "--engines is required: a comma-separated list of pinned engines, or all")
@@ -53,7 +60,15 @@ func matrixCommand() cli.Command {
 				}
 				f.estates = *estates
 				f.reproduce = "go run ./tools/gauntlet matrix " + strings.Join(fs.CommandLine(), " ")
-				return runMatrix(ctx, args[0], f)
+				if err := estateOrAll("matrix", args, *all, sh); err != nil {
+					return err
+				}
+				if *all {
+					return forEstates(ctx, "matrix", f.estates, sh, f.out, filepath.Join("out", "matrix"), func(name, dir string) error {
+						return runMatrix(ctx, name, dir, f)
+					})
+				}
+				return runMatrix(ctx, args[0], f.out, f)
 			}
 		},
 	}
@@ -68,8 +83,9 @@ type matrixFlags struct {
 }
 
 // runMatrix runs an estate once per engine against one oracle and writes
-// the parity table and every engine's evidence under out/matrix/<estate>.
-func runMatrix(ctx context.Context, name string, f matrixFlags) error {
+// the parity table and every engine's evidence to out (default
+// out/matrix/<estate>).
+func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 	tf := f.tf
 	spec, err := estate.Load(f.estates, name)
 	if err != nil {
@@ -90,7 +106,6 @@ func runMatrix(ctx context.Context, name string, f matrixFlags) error {
 	if _, _, err := matrix.Resolve(pins, specs, f.oracle); err != nil {
 		return err
 	}
-	out := f.out
 	if out == "" {
 		out = filepath.Join("out", "matrix", spec.Name)
 	}

@@ -14,114 +14,85 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
 func runCommand() cli.Command {
 	return cli.Command{
-		Name: "run", Args: "<estate>", MinArgs: 1, MaxArgs: 1,
+		Name: "run", Args: "<estate> | --all", MinArgs: 0, MaxArgs: 1,
 		Summary: "run an estate's gauntlet and write its evidence",
 		Doc: "Runs the estate through its life - cold deploy, migrate, replan, no-op apply, drift, rename, remove, count, replace, crash, " +
 			"teardown, plan-review-apply, greenfield - with the engine under test on one cluster and the pinned stock oracle on a second, " +
 			"every check proven by a BREAK. Resolves the toolchain and imports the estate's corpus files first (from $GAUNTLET_CORPUS_DIR, " +
 			"else ../shared/corpus, else a git fetch when online), prints each stage's verdict, and writes evidence.md, run.json and " +
-			"junit.xml. Exits 0 only when the run is clear, 1 when it is not.",
+			"junit.xml. Exits 0 only when the run is clear, 1 when it is not. With --all it runs every estate, one after another, each " +
+			"into <out>/<estate>/, and writes <out>/index.md; --shard I/N runs only the I-th of N parts of them and leaves shard.json " +
+			"for `gauntlet merge`. --all exits 1 when any estate's run is not clear, 3 when every run that finished was clear but some " +
+			"estate could not run.",
 		Examples: []cli.Example{
 			{What: "the main job: one estate on local control planes, evidence in out/corpus-k8s-metrics-server", Command: "gauntlet run corpus-k8s-metrics-server"},
-			{What: "a pinned OpenTofu 1.9 as the subject, stock OpenTofu as the oracle, two stages only", Command: "gauntlet run corpus-k8s-metrics-server --engine tofu@1.9.4 --oracle tofu@1.12.6 --stages drift_reconverge,day2_rename"},
 			{What: "your own engine build on two existing clusters", Command: "gauntlet run corpus-k8s-metrics-server --engine ./bin/tofu --substrate kubeconfig --subject-kubeconfig a.yaml --oracle-kubeconfig b.yaml"},
+			{What: "the second half of every estate, for `gauntlet merge` with the first (out/shards/run-2-of-2)", Command: "gauntlet run --all --shard 2/2"},
 		},
 		Setup: func(fs *cli.FlagSet) cli.Action {
-			var tf toolchainFlags
-			tf.register(fs, false)
-			var sf sideFlags
-			sf.register(fs)
+			var p runParams
+			p.tf.register(fs, false)
+			p.sides.register(fs)
 			estates := registerEstates(fs)
-			out := fs.String("out", "", "the `DIR` to write evidence.md, run.json and junit.xml to (default: out/<estate>)")
-			keep := fs.Bool("keep", false, "keep the work directory, in <out>/work: roots, states, one log per engine call")
+			out := fs.String("out", "", "the `DIR` to write evidence.md, run.json and junit.xml to; with --all, the folder holding one per estate and index.md (default: out/<estate>; with --all, out, or out/shards/run-I-of-N with --shard)")
+			fs.BoolVar(&p.keep, "keep", false, "keep the work directory, in <out>/work: roots, states, one log per engine call")
 			stages := fs.String("stages", "", "run only these stages, comma-separated `IDS`, with the stages they depend on (default: all)")
-			rec := fs.Bool("record", false, "keep the evidence in a new conformance/runs/<run>/ and append its rows to the ledger; needs a clean tree (commit both afterwards)")
+			rec := fs.Bool("record", false, "keep the evidence in a new conformance/runs/<run>/ and append its rows to the ledger; needs a clean tree and the runner built from it (commit both afterwards)")
+			all := fs.Bool("all", false, "run every estate in --estates, one after another, each into <out>/<estate>/, and write <out>/index.md")
+			var sh shard
+			fs.Var(&sh, "shard", "with --all: run only part `I/N` of the estates (the I-th of N; sorted by name, round robin) and write shard.json for `gauntlet merge`")
 			return func(ctx context.Context, args []string) error {
-				return runOne(ctx, args[0], runFlags{tf: &tf, sides: &sf, estates: *estates, out: *out, keep: *keep, stages: *stages,
-					record: *rec, reproduce: "go run ./tools/gauntlet run " + strings.Join(fs.CommandLine(), " ")})
+				// The sides are checked before anything starts: a usage
+				// error names the fix.
+				if _, err := p.sides.options("run"); err != nil {
+					return err
+				}
+				p.estates = *estates
+				p.reproduce = "go run ./tools/gauntlet run " + strings.Join(fs.CommandLine(), " ")
+				if *stages != "" {
+					p.stages = strings.Split(*stages, ",")
+				}
+				if err := estateOrAll("run", args, *all, sh); err != nil {
+					return err
+				}
+				if *all {
+					return runAll(ctx, p, *out, *rec, sh)
+				}
+				p.name, p.out = args[0], *out
+				if p.out == "" {
+					p.out = filepath.Join("out", p.name)
+				}
+				// A recorded run is checked before any cluster starts: a
+				// dirty tree, or a binary not built from it, is refused
+				// here, not after a minute of running.
+				if *rec {
+					exe, err := os.Executable()
+					if err != nil {
+						return fmt.Errorf("record: the running binary: %w", err)
+					}
+					if p.rc, err = prepareRecord(ctx, exe, p.name, p.sides.substrate, p.stages, p.sides.engine, p.sides.oracle); err != nil {
+						return err
+					}
+				}
+				res, err := runOne(ctx, p)
+				if err != nil {
+					return err
+				}
+				return runOutcome(res)
 			}
 		},
 	}
 }
 
-type runFlags struct {
-	tf                   *toolchainFlags
-	sides                *sideFlags
-	estates, out, stages string
-	keep, record         bool
-	reproduce            string
-}
-
-func runOne(ctx context.Context, name string, f runFlags) error {
-	sideOpts, err := f.sides.options("run")
-	if err != nil {
-		return err
-	}
-	spec, err := estate.Load(f.estates, name)
-	if err != nil {
-		return err
-	}
-	out := f.out
-	if out == "" {
-		out = filepath.Join("out", name)
-	}
-	var selected []string
-	if f.stages != "" {
-		selected = strings.Split(f.stages, ",")
-	}
-	// A recorded run is checked before any cluster starts: a dirty tree
-	// is refused here, not after a minute of running.
-	var rc *recording
-	if f.record {
-		if rc, err = prepareRecord(ctx, name, f.sides.substrate, selected, f.sides.engine, f.sides.oracle); err != nil {
-			return err
-		}
-	}
-	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, f.tf.cache, f.tf.offline, l); err != nil {
-		return err
-	}
-	opts := append([]gauntlet.Option{
-		gauntlet.WithLogger(l), gauntlet.WithOffline(f.tf.offline), gauntlet.WithKeep(f.keep),
-		gauntlet.WithCommit(gitCommit(ctx)), gauntlet.WithReproduce(f.reproduce),
-	}, sideOpts...)
-	if f.tf.cache != "" {
-		opts = append(opts, gauntlet.WithCacheDir(f.tf.cache))
-	}
-	if len(selected) > 0 {
-		opts = append(opts, gauntlet.WithStages(selected...))
-	}
-	if f.keep {
-		opts = append(opts, gauntlet.WithWorkDir(filepath.Join(out, "work")))
-	}
-	start := time.Now()
-	res, err := gauntlet.Run(ctx, spec, opts...)
-	if err != nil {
-		return err
-	}
-	paths, err := evidence.WriteAll(out, res)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s in %s: %s\n", name, time.Since(start).Round(100*time.Millisecond), evidence.Headline(res))
-	for _, s := range res.Stages {
-		fmt.Printf("  %-22s %-8s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
-	}
-	for _, p := range paths {
-		fmt.Println("wrote", p)
-	}
-	if rc != nil {
-		dir, err := rc.record(ctx, res)
-		if err != nil {
-			return fmt.Errorf("record: %w", err)
-		}
-		fmt.Printf("recorded in %s and %s: commit both; `gauntlet status` derives proof from them\n", ledgerPath, dir)
-	}
+// runOutcome is a finished run's exit: nil when clear, its own code (1,
+// or 128+signal) otherwise.
+func runOutcome(res *result.Run) error {
 	switch {
 	case res.Cancelled != nil:
 		return &cli.ExitError{Code: res.ExitCode, Err: fmt.Errorf("the run was cancelled (%s during %q)", res.Cancelled.Signal, res.Cancelled.Stage)}
@@ -129,6 +100,82 @@ func runOne(ctx context.Context, name string, f runFlags) error {
 		return &cli.ExitError{Code: res.ExitCode, Err: fmt.Errorf("the run is not clear (exit %d)", res.ExitCode)}
 	}
 	return nil
+}
+
+// runParams is one estate's run as `run` (and `run --all`, `record`)
+// starts it.
+type runParams struct {
+	name, estates, out string
+	sides              sideFlags
+	keep               bool
+	stages             []string
+	tf                 toolchainFlags
+	reproduce          string
+	// rc records the run when set (run --record); session, when set,
+	// labels the run with the session's commit (its own recordings
+	// aside, the tree is clean).
+	rc      *recording
+	session *recordSession
+}
+
+// runOne runs one estate, writes its evidence to p.out, prints its
+// stages and, with p.rc, records it: the one path every command that runs
+// an estate for evidence takes.
+func runOne(ctx context.Context, p runParams) (*result.Run, error) {
+	sideOpts, err := p.sides.options("run")
+	if err != nil {
+		return nil, err
+	}
+	spec, err := estate.Load(p.estates, p.name)
+	if err != nil {
+		return nil, err
+	}
+	l := log.New(os.Stderr)
+	if err := ensureCorpus(ctx, spec, p.tf.cache, p.tf.offline, l); err != nil {
+		return nil, err
+	}
+	commit := gitCommit(ctx)
+	if p.session != nil {
+		commit = p.session.commit(ctx)
+	}
+	opts := append([]gauntlet.Option{
+		gauntlet.WithLogger(l), gauntlet.WithOffline(p.tf.offline), gauntlet.WithKeep(p.keep),
+		gauntlet.WithCommit(commit), gauntlet.WithReproduce(p.reproduce),
+	}, sideOpts...)
+	if p.tf.cache != "" {
+		opts = append(opts, gauntlet.WithCacheDir(p.tf.cache))
+	}
+	if len(p.stages) > 0 {
+		opts = append(opts, gauntlet.WithStages(p.stages...))
+	}
+	if p.keep {
+		opts = append(opts, gauntlet.WithWorkDir(filepath.Join(p.out, "work")))
+	}
+	start := time.Now()
+	res, err := gauntlet.Run(ctx, spec, opts...)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := evidence.WriteAll(p.out, res)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("%s in %s: %s\n", p.name, time.Since(start).Round(100*time.Millisecond), evidence.Headline(res))
+	for _, s := range res.Stages {
+		fmt.Printf("  %-22s %-8s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
+	}
+	for _, path := range paths {
+		fmt.Println("wrote", path)
+	}
+	if p.rc != nil {
+		dir, err := p.rc.record(ctx, res)
+		if err != nil {
+			return res, fmt.Errorf("record: %w", err)
+		}
+		p.rc.dir = dir
+		fmt.Printf("recorded in %s and %s: commit both; `gauntlet status` derives proof from them\n", ledgerPath, dir)
+	}
+	return res, nil
 }
 
 // sideFlags pick the two sides of a run: the engine under test, the

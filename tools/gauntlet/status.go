@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
@@ -19,7 +21,7 @@ import (
 )
 
 const (
-	registryPath = "conformance/requirements.yaml"
+	registryPath = conformance.RegistryPath
 	runsDir      = "conformance/runs"
 	ledgerPath   = "conformance/runs/ledger.jsonl"
 )
@@ -30,11 +32,21 @@ type recording struct {
 	git    conformance.Git
 	head   string
 	inputs *conformance.Inputs
+	// session, when one command records many runs, tells its own
+	// recordings apart from a change to the tree; dir is the run folder
+	// once recorded.
+	session *recordSession
+	dir     string
 }
 
 // prepareRecord refuses a dirty tree (naming the files) and computes the
 // run's inputs, before anything starts.
-func prepareRecord(ctx context.Context, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
+//
+// exe is the running binary: it must be the runner built from this clean
+// tree (see conformance.CheckBinary), with no workspace and no replace
+// outside the module, or the proof would be about other code than its
+// inputs name.
+func prepareRecord(ctx context.Context, exe, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
 	g := conformance.Git{Dir: "."}
 	dirty, err := g.Dirty(ctx)
 	if err != nil {
@@ -46,6 +58,12 @@ func prepareRecord(ctx context.Context, estateName, substrate string, stages []s
 	}
 	head, err := g.Head(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckModule(ctx, "."); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckBinary(ctx, ".", exe); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	tree, err := conformance.NewTree(ctx, ".")
@@ -108,12 +126,14 @@ func (rc *recording) record(ctx context.Context, res *result.Run) (string, error
 	if res.Cancelled != nil {
 		return "", fmt.Errorf("not recorded: the run was cancelled (%s in %q); a cancelled run proves nothing", res.Cancelled.Signal, res.Cancelled.Stage)
 	}
+	defer rc.session.lock()()
 	// The tree must still be what the run started from: nothing edited
 	// while it ran.
 	dirty, err := rc.git.Dirty(ctx)
 	if err != nil {
 		return "", err
 	}
+	dirty = rc.session.foreign(dirty)
 	head, err := rc.git.Head(ctx)
 	if err != nil {
 		return "", err
@@ -150,6 +170,7 @@ func (rc *recording) record(ctx context.Context, res *result.Run) (string, error
 		return "", fmt.Errorf("not recorded: %w", err)
 	}
 	ok = true
+	rc.session.wrote(dir)
 	return dir, nil
 }
 
@@ -190,13 +211,19 @@ func statusCommand() cli.Command {
 			fs.BoolVar(&f.strict, "strict-coverage", false, "exit 1 when a requirement has no stage or a stage claims an unregistered one (part of --hygiene)")
 			fs.BoolVar(&f.asJSON, "json", false, "print the report and the gate as JSON instead of text")
 			fs.StringVar(&f.md, "md", "", "also write the report as markdown to `FILE` (e.g. out/status.md)")
-			return func(ctx context.Context, _ []string) error { return runStatus(ctx, f) }
+			return func(ctx context.Context, _ []string) error {
+				// Given, even empty: `--requirements ""` is a usage error,
+				// not the report.
+				fs.Visit(func(fl *flag.Flag) { f.reqsGiven = f.reqsGiven || fl.Name == "requirements" })
+				return runStatus(ctx, f)
+			}
 		},
 	}
 }
 
 type statusFlags struct {
 	reqs, base, md               string
+	reqsGiven                    bool
 	all, hygiene, strict, asJSON bool
 }
 
@@ -206,10 +233,21 @@ func runStatus(ctx context.Context, f statusFlags) error {
 		return err
 	}
 	cov := conformance.ComputeCoverage(reg, stageClaims())
+	var ids []string
+	if f.reqsGiven {
+		// An empty list is a mistake (an unset variable in a script), never
+		// "every requirement": that gate is --require-all.
+		for _, id := range strings.Split(f.reqs, ",") {
+			if id = strings.TrimSpace(id); id == "" {
+				return cli.Usagef("status", "--requirements %q names an empty requirement: give the IDs the change touches, comma-separated (GAUNT-DRIFT-01,GAUNT-MIG-01), or use --require-all for every one", f.reqs)
+			}
+			ids = append(ids, id)
+		}
+	}
 	if f.hygiene {
 		return runHygiene(ctx, reg, cov, f.base)
 	}
-	ledger, err := conformance.Verify(ledgerPath, runsDir)
+	ledger, err := conformance.VerifyIn(ctx, conformance.Git{Dir: "."}, ledgerPath, runsDir)
 	if err != nil {
 		return err
 	}
@@ -218,6 +256,10 @@ func runStatus(ctx context.Context, f statusFlags) error {
 		return err
 	}
 	w := conformance.World{Registry: reg, Coverage: cov, Current: tree, Needs: map[string][]string{}}
+	if w.Estates, err = estate.List("estates"); err != nil {
+		return err
+	}
+	w.Declines = declines("estates")
 	for _, s := range stage.All() {
 		for _, c := range s.Needs() {
 			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
@@ -238,14 +280,6 @@ func runStatus(ctx context.Context, f statusFlags) error {
 	rep, err := conformance.Derive(w, ledger)
 	if err != nil {
 		return err
-	}
-	var ids []string
-	if f.reqs != "" {
-		for _, id := range strings.Split(f.reqs, ",") {
-			if id = strings.TrimSpace(id); id != "" {
-				ids = append(ids, id)
-			}
-		}
 	}
 	gate, err := rep.Gate(ids)
 	if err != nil {
@@ -307,6 +341,35 @@ func runStatus(ctx context.Context, f statusFlags) error {
 	}
 }
 
+// declines says why an estate's estate.yaml declares a stage does not
+// apply to it: it skips the stage with a reason, or lacks the section the
+// stage needs (fence, handoff). An estate that does not load declines
+// nothing: its runs, if any, speak for it.
+func declines(root string) func(estateName, stageID string) string {
+	specs := map[string]*estate.Spec{}
+	stages := map[string]stage.Stage{}
+	for _, s := range stage.All() {
+		stages[s.ID()] = s
+	}
+	return func(estateName, stageID string) string {
+		spec, ok := specs[estateName]
+		if !ok {
+			spec, _ = estate.Load(root, estateName)
+			specs[estateName] = spec
+		}
+		if spec == nil {
+			return ""
+		}
+		if why, ok := spec.Skip[stageID]; ok {
+			return "the estate skips it: " + why
+		}
+		if d, ok := stages[stageID].(stage.Declared); ok {
+			return d.Undeclared(&stage.Run{Spec: spec})
+		}
+		return ""
+	}
+}
+
 // runHygiene is the CI gate: the ledger is intact and only grew. It does
 // not ask for proofs (a stale or unrecorded proof is for a human to renew
 // with `run --record`, reported by --require-all).
@@ -315,7 +378,8 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 	if !cov.Clean() {
 		problems = append(problems, fmt.Sprintf("coverage: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered))
 	}
-	ledger, err := conformance.Verify(ledgerPath, runsDir)
+	g := conformance.Git{Dir: "."}
+	ledger, err := conformance.VerifyIn(ctx, g, ledgerPath, runsDir)
 	if err != nil {
 		return err
 	}
@@ -341,7 +405,6 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 			problems = append(problems, fmt.Sprintf("run folder %s/%s has no ledger row: record runs with `run --record`, never by hand", runsDir, e.Name()))
 		}
 	}
-	g := conformance.Git{Dir: "."}
 	why := "--base"
 	if base == "" {
 		if base, why, err = g.Base(ctx); err != nil {
@@ -349,7 +412,8 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 		}
 	}
 	if base == "" {
-		fmt.Printf("append-only: not checked: %s\n", why)
+		// Unchecked is not clean: a rewritten ledger would pass here.
+		problems = append(problems, fmt.Sprintf("append-only: cannot be checked: %s; fetch the whole history and main (git fetch --unshallow origin main), or name the revision the ledger must have grown from with --base REV", why))
 	} else {
 		then, ok, err := g.Show(ctx, base, ledgerPath)
 		if err != nil {

@@ -161,8 +161,9 @@ func (p Profile) Needs(c Capability) string {
 
 // capabilities are what a stock engine of that name and version offers,
 // from Facts; engines gauntlet does not know are assumed to speak the
-// current language (moved and import blocks), and engines with live mode
-// declare it through WithCapabilities.
+// current language (moved and import blocks). Nothing grants LiveMode: no
+// engine can declare it yet, so the stages that need it are not_run for
+// every engine, with that reason.
 func capabilities(name, version string) map[Capability]bool {
 	caps := map[Capability]bool{StateFile: true}
 	known := false

@@ -47,6 +47,7 @@ const Timeout = 20 * time.Minute
 // clear run's result.
 func Run(t *testing.T, dir string, opts ...gauntlet.Option) *result.Run {
 	t.Helper()
+	assertHermetic(t)
 	spec := Load(t, dir)
 	res := run(t, spec, "", opts)
 	proved := assertRun(t, spec, res)

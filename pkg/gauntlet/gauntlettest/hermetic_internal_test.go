@@ -1,0 +1,24 @@
+package gauntlettest
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHermeticRefusesHomeOutsideTheTestTempDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("HOME", "/root")
+	t.Setenv("TMPDIR", tmp)
+	err := hermetic(tmp)
+	if err == nil {
+		t.Fatal("a $HOME outside the test's temp dir (or a machine with a network interface) passed as hermetic")
+	}
+	// This machine has interfaces besides loopback, which is found first;
+	// in a network namespace of its own, $HOME is.
+	if !strings.Contains(err.Error(), "network interfaces besides loopback") && !strings.Contains(err.Error(), "$HOME=/root is outside") {
+		t.Errorf("err %v names neither the network nor $HOME", err)
+	}
+	if err := hermetic(""); err == nil {
+		t.Error("no $TEST_TMPDIR passed as hermetic")
+	}
+}
