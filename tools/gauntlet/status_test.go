@@ -103,7 +103,8 @@ func TestRecordRefusesOtherCode(t *testing.T) {
 		return string(out)
 	}
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
-	write("tools/gauntlet/main.go", "package main\n\nfunc main() { println(\"one\") }\n")
+	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() { println(\"one\") }\n")
+	write("pkg/gauntlet/run.go", "package gauntlet\n")
 	write("estates/e1/estate.yaml", "name: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"}]}`)
 	write("conformance/requirements.yaml", "requirements:\n  - {id: GAUNT-X-01, statement: s, estates: [e1], substrates: [local]}\n")
@@ -114,7 +115,7 @@ func TestRecordRefusesOtherCode(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("GOWORK", "")
 	old := buildRunner(t, filepath.Join(dir, "out", "old"))
-	write("tools/gauntlet/main.go", "package main\n\nfunc main() { println(\"two\") }\n")
+	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() { println(\"two\") }\n")
 	git("commit", "-qam", "change the runner")
 	record := func(exe string) error {
 		t.Helper()
@@ -185,7 +186,8 @@ func TestStatusUsageAndHygieneHoles(t *testing.T) {
 		}
 	}
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
-	write("tools/gauntlet/main.go", "package main\n\nfunc main() {}\n")
+	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() {}\n")
+	write("pkg/gauntlet/run.go", "package gauntlet\n")
 	write("estates/e1/estate.yaml", "name: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"},{"name":"terraform","version":"1.11.4","role":"oracle"}]}`)
 	reg := "requirements:\n"
