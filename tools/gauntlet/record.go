@@ -30,34 +30,15 @@ type recordSession struct {
 }
 
 func newRecordSession(ctx context.Context) (*recordSession, error) {
-	g := conformance.Git{Dir: "."}
-	dirty, err := g.Dirty(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record: is the tree clean? %w", err)
-	}
-	if len(dirty) > 0 {
-		return nil, fmt.Errorf("record: the tree has uncommitted changes, and a proof must be about a commit; commit, stash or remove (or .gitignore) these, then run again:\n  %s",
-			strings.Join(dirty, "\n  "))
-	}
-	head, err := g.Head(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
 	// The running binary must be the runner built from this clean tree
 	// (conformance.CheckBinary), as for `run --record`.
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("record: the running binary: %w", err)
 	}
-	if err := conformance.CheckModule(ctx, "."); err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	if err := conformance.CheckBinary(ctx, ".", exe); err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	tree, err := conformance.NewTree(ctx, ".")
+	g, head, tree, err := cleanTree(ctx, exe)
 	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
+		return nil, err
 	}
 	return &recordSession{git: g, head: head, tree: tree}, nil
 }

@@ -47,28 +47,9 @@ type recording struct {
 // outside the module, or the proof would be about other code than its
 // inputs name.
 func prepareRecord(ctx context.Context, exe, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
-	g := conformance.Git{Dir: "."}
-	dirty, err := g.Dirty(ctx)
+	g, head, tree, err := cleanTree(ctx, exe)
 	if err != nil {
-		return nil, fmt.Errorf("record: is the tree clean? %w", err)
-	}
-	if len(dirty) > 0 {
-		return nil, fmt.Errorf("record: the tree has uncommitted changes, and a proof must be about a commit; commit, stash or remove (or .gitignore) these, then run again:\n  %s",
-			strings.Join(dirty, "\n  "))
-	}
-	head, err := g.Head(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	if err := conformance.CheckModule(ctx, "."); err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	if err := conformance.CheckBinary(ctx, ".", exe); err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	tree, err := conformance.NewTree(ctx, ".")
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
+		return nil, err
 	}
 	clis, err := recordCLIs(tree, engineSpec, oracleSpec)
 	if err != nil {
@@ -79,6 +60,37 @@ func prepareRecord(ctx context.Context, exe, estateName, substrate string, stage
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	return &recording{git: g, head: head, inputs: in}, nil
+}
+
+// cleanTree refuses a dirty tree (naming the files), a workspace or a
+// replace outside the module, and a running binary exe not built from this
+// tree; it returns the tree's git, HEAD and inputs. `run --record` and
+// `record --stale` start from it.
+func cleanTree(ctx context.Context, exe string) (conformance.Git, string, *conformance.Tree, error) {
+	g := conformance.Git{Dir: "."}
+	dirty, err := g.Dirty(ctx)
+	if err != nil {
+		return g, "", nil, fmt.Errorf("record: is the tree clean? %w", err)
+	}
+	if len(dirty) > 0 {
+		return g, "", nil, fmt.Errorf("record: the tree has uncommitted changes, and a proof must be about a commit; commit, stash or remove (or .gitignore) these, then run again:\n  %s",
+			strings.Join(dirty, "\n  "))
+	}
+	head, err := g.Head(ctx)
+	if err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckModule(ctx, "."); err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckBinary(ctx, ".", exe); err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	tree, err := conformance.NewTree(ctx, ".")
+	if err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	return g, head, tree, nil
 }
 
 // recordCLIs are the pin keys of a run's two engines when either is not
