@@ -216,3 +216,32 @@ func TestSessionForeign(t *testing.T) {
 		t.Errorf("without a session everything is foreign: %v", got)
 	}
 }
+
+// TestCopyDirFollowsFileLinks: under Bazel a run folder's files are
+// symlinks into the source tree; a copy holds their content.
+func TestCopyDirFollowsFileLinks(t *testing.T) {
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "copy")
+	real := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(real, []byte(`{"ok":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(src, "run.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(src, "a-dir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyDir(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dst, "run.json"))
+	if err != nil || string(got) != `{"ok":true}` {
+		t.Errorf("run.json copied as %q, %v", got, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dst, "run.json")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("run.json in the copy is not a file: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "a-dir")); err == nil {
+		t.Error("a link to a folder was copied")
+	}
+}

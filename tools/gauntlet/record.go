@@ -460,7 +460,14 @@ func copyDir(from, to string) error {
 			return os.MkdirAll(dst, 0o755)
 		}
 		if !d.Type().IsRegular() {
-			return nil
+			// Bazel's runfiles are symlinks to the files: copy what a link
+			// names when that is a file, skip anything else.
+			if d.Type()&os.ModeSymlink == 0 {
+				return nil
+			}
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+				return nil
+			}
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
