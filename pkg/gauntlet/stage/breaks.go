@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
@@ -24,7 +25,7 @@ func (r *Run) breakBoth(ctx context.Context, rec *Recorder, b Breaking, f breakF
 	m := map[string]Measured{}
 	errs := map[string]error{}
 	_ = r.both(ctx, func(ctx context.Context, sd *Side) error {
-		got, err := f(ctx, sd)
+		got, err := guarded(ctx, sd, f)
 		r.mu.Lock()
 		m[sd.Name], errs[sd.Name] = got, err
 		r.mu.Unlock()
@@ -41,10 +42,22 @@ func (r *Run) breakBoth(ctx context.Context, rec *Recorder, b Breaking, f breakF
 func (r *Run) breakSubject(ctx context.Context, rec *Recorder, b Breaking, f breakFunc) {
 	ctx = r.breakContext(ctx)
 	b.Name = rec.uniqueBreak(b.Name)
-	m, err := f(ctx, r.Subject)
+	m, err := guarded(ctx, r.Subject, f)
 	rec.SummaryFinding(err)
 	subj := rec.recordBreak(b, "subject", b.Covers, b.Covers, m, err)
 	rec.addBreak(b, subj, result.Break{}, false)
+}
+
+// guarded runs one side of a BREAK; a panic inside it is a measurement
+// error with its stack - the BREAK could not run - never a silent
+// "not measured".
+func guarded(ctx context.Context, sd *Side, f breakFunc) (m Measured, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m, err = nil, &result.MeasurementError{Side: sd.Name, Op: "the BREAK", Err: fmt.Errorf("panic: %v", p), Stack: string(debug.Stack())}
+		}
+	}()
+	return f(ctx, sd)
 }
 
 // sabotageKey marks a BREAK's context in a sabotaged run.

@@ -1,6 +1,8 @@
 package stage
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -297,5 +299,70 @@ func TestObjectsFromStateManifestAndKinds(t *testing.T) {
 	spec.Kinds = []estate.Kind{{Version: "v1", Kind: "Namespace"}}
 	if _, err := derivedKinds(spec, objs); err == nil || !strings.Contains(err.Error(), "stable.example.com/v1 CronTab is in the state but not listed") {
 		t.Errorf("a kinds list missing a kind: %v", err)
+	}
+}
+
+// A BREAK that predicts its finding proves only by that finding: a read
+// error naming the victim could not run, another finding is off target,
+// and the predicted finding on the wrong side proves nothing.
+func TestRecorderPrediction(t *testing.T) {
+	const check = "the plan is empty"
+	victim := "kubernetes_config_map.a"
+	b := Breaking{Name: "delete", Corruption: "deletes ConfigMap ns/a", Victim: victim, Covers: []string{check},
+		Predict: []result.Prediction{{Address: victim, Field: "plan", Got: "create"}}}
+	predicted := func() error { return &result.Finding{Address: victim, Field: "plan", Want: "no-op", Got: "create"} }
+	cases := []struct {
+		name    string
+		err     error
+		outcome result.BreakOutcome
+	}{
+		{"the predicted finding", predicted(), result.Proved},
+		{"the predicted finding among others", result.Findings(&result.Finding{Address: "b", Field: "plan", Got: "update"}, predicted().(*result.Finding)), result.Proved},
+		{"a read error naming the victim", result.Measure("read ConfigMap ns/a", fmt.Errorf("get %s: connection refused", victim)), result.CouldNotRun},
+		{"a read error wrapped with the victim's name", fmt.Errorf("%s: %w", victim, result.Measure("plan", fmt.Errorf("exit 1"))), result.CouldNotRun},
+		{"text naming the victim", fmt.Errorf("plan is not empty: %s: create", victim), result.CouldNotRun},
+		{"another finding", &result.Finding{Address: victim, Field: "plan", Want: "no-op", Got: "delete"}, result.OffTarget},
+		{"another victim", &result.Finding{Address: "kubernetes_config_map.b", Field: "plan", Want: "no-op", Got: "create"}, result.OffTarget},
+		{"the finding on the other side", &result.Finding{Side: "oracle", Address: victim, Field: "plan", Want: "no-op", Got: "create"}, result.OffTarget},
+		{"held", nil, result.Held},
+	}
+	for _, c := range cases {
+		rec := NewRecorder()
+		rec.Check(check, nil, "fine")
+		got := rec.recordBreak(b, "subject", b.Covers, b.Covers, Measured{check: c.err}, nil)
+		if got.Outcome != c.outcome || got.Failed != (c.outcome == result.Proved) {
+			t.Errorf("%s: BREAK is %s (%s), want %s", c.name, got.Outcome, got.Detail, c.outcome)
+		}
+		if c.outcome == result.OffTarget && len(got.Got) == 0 {
+			t.Errorf("%s: an off-target BREAK does not keep what it got", c.name)
+		}
+		if c.outcome == result.CouldNotRun && c.err != nil && len(result.MeasurementErrorsIn(c.err)) > 0 && got.MeasurementError == "" {
+			t.Errorf("%s: the measurement error is not reported", c.name)
+		}
+		var st result.Stage
+		rec.Fill(&st)
+		if proved := len(st.Checks[0].ProvedBy) > 0; proved != (c.outcome == result.Proved) {
+			t.Errorf("%s: check proved by %v", c.name, st.Checks[0].ProvedBy)
+		}
+	}
+}
+
+// A panic inside a BREAK could not run, with its stack; it is not a
+// check that went unmeasured.
+func TestBreakPanicCouldNotRun(t *testing.T) {
+	r := &Run{Subject: &Side{Name: "subject"}}
+	rec := NewRecorder()
+	rec.Check("c", nil, "fine")
+	r.breakSubject(context.Background(), rec, Breaking{Name: "boom", Covers: []string{"c"},
+		Predict: []result.Prediction{{Object: "x", Field: "exists", Got: "absent"}}}, func(context.Context, *Side) (Measured, error) {
+		var m map[string]int
+		m["x"]++
+		return nil, nil
+	})
+	var st result.Stage
+	rec.Fill(&st)
+	b := st.Breaks[0]
+	if b.Outcome != result.CouldNotRun || !strings.Contains(b.Stack, "TestBreakPanicCouldNotRun") || !strings.Contains(b.MeasurementError, "panic") {
+		t.Errorf("a panicking BREAK: %s, error %q, stack %q", b.Outcome, b.MeasurementError, b.Stack)
 	}
 }
