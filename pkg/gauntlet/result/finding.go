@@ -27,6 +27,9 @@ type Finding struct {
 	Field string `json:"field"`
 	Want  string `json:"want"`
 	Got   string `json:"got"`
+	// Detail is what a reader needs beyond want and got (the values a
+	// "moved" resourceVersion moved between); a prediction never reads it.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Victim is the finding's address and object as one phrase.
@@ -43,6 +46,9 @@ func (f *Finding) Victim() string {
 
 func (f *Finding) Error() string {
 	s := fmt.Sprintf("%s %s: want %s, got %s", f.Victim(), f.Field, orNothing(f.Want), orNothing(f.Got))
+	if f.Detail != "" {
+		s += " (" + f.Detail + ")"
+	}
 	if f.Side != "" {
 		s = f.Side + ": " + s
 	}

@@ -112,11 +112,11 @@ func TestPlanAssertions(t *testing.T) {
 	if err := exactly(plan(upd, noop), map[string]string{"a.x": "update"}); err != nil {
 		t.Error(err)
 	}
-	if err := exactly(plan(upd, del), map[string]string{"a.x": "update"}); err == nil || !strings.Contains(err.Error(), "b.y: unexpected delete") {
-		t.Errorf("an extra destroy: %v", err)
+	if fs := result.FindingsIn(exactly(plan(upd, del), map[string]string{"a.x": "update"})); len(fs) != 1 || *fs[0] != *planFinding("b.y", "", "delete") {
+		t.Errorf("an extra destroy: %+v", fs)
 	}
-	if err := exactly(plan(noop), map[string]string{"a.x": "update"}); err == nil || !strings.Contains(err.Error(), "planned nothing") {
-		t.Errorf("a missing update: %v", err)
+	if fs := result.FindingsIn(exactly(plan(noop), map[string]string{"a.x": "update"})); len(fs) != 1 || *fs[0] != *planFinding("a.x", "update", "") {
+		t.Errorf("a missing update: %+v", fs)
 	}
 	if err := empty(plan(noop)); err != nil {
 		t.Error(err)
@@ -127,8 +127,9 @@ func TestPlanAssertions(t *testing.T) {
 	if err := sameShape(plan(upd), plan(upd, noop)); err != nil {
 		t.Error(err)
 	}
-	if err := sameShape(plan(upd), plan(del)); err == nil {
-		t.Error("different shapes compared equal")
+	// Every victim is named, each with what the other side planned.
+	if fs := result.FindingsIn(sameShape(plan(upd), plan(del))); len(fs) != 2 || *fs[0] != *planFinding("a.x", "", "update") || *fs[1] != *planFinding("b.y", "delete", "") {
+		t.Errorf("different shapes: %+v", fs)
 	}
 }
 
@@ -364,5 +365,22 @@ func TestBreakPanicCouldNotRun(t *testing.T) {
 	b := st.Breaks[0]
 	if b.Outcome != result.CouldNotRun || !strings.Contains(b.Stack, "TestBreakPanicCouldNotRun") || !strings.Contains(b.MeasurementError, "panic") {
 		t.Errorf("a panicking BREAK: %s, error %q, stack %q", b.Outcome, b.MeasurementError, b.Stack)
+	}
+}
+
+// A stray label reads as the same finding whether or not its object had
+// labels before, so one prediction serves every victim.
+func TestStrayLabelFinding(t *testing.T) {
+	o := Object{Address: "kubernetes_config_map.a", Ref: estate.Object{Kind: "ConfigMap", Namespace: "ns", Name: "a"}}
+	p := breakLabelPredict(o)
+	for _, d := range []struct{ path, want, got string }{
+		{"metadata.labels", "", `{"gauntlet-break":"yes"}`},
+		{"metadata.labels", `{"app":"x"}`, `{"app":"x","gauntlet-break":"yes"}`},
+		{"metadata.labels.gauntlet-break", "", `"yes"`},
+	} {
+		fs := splitMap(o.Ref.String(), d.path, d.want, d.got)
+		if len(fs) != 1 || !p.Matches("c", "subject", fs[0]) {
+			t.Errorf("%+v: findings %+v do not match %s", d, fs, p)
+		}
 	}
 }
