@@ -3,8 +3,8 @@ package stage
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
