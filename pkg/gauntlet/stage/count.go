@@ -49,8 +49,8 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(down, errors.Join(exactly(subj, wantDown), exactly(orc, wantDown)), subj.Counts.String())
-	rec.Check(downSame, sameShape(subj, orc), "")
+	rec.Check(down, sides(down, exactly(subj, wantDown), exactly(orc, wantDown)), subj.Counts.String())
+	rec.Check(downSame, onSubject(sameShape(subj, orc)), "")
 	// With the higher index unbound, 2 -> 1 has nothing to destroy.
 	r.breakBoth(ctx, rec, Breaking{Name: "unbind_higher", Corruption: "removes " + s1.Address + " from the state before the 2 -> 1 plan",
 		Victim: s1.Address, Covers: []string{down, downSame}}, func(ctx context.Context, sd *Side) (Measured, error) {
@@ -113,8 +113,8 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans2 := map[string]*engine.Plan{"subject": subj2, "oracle": orc2}
-	rec.Check(up, errors.Join(exactly(subj2, wantUp), exactly(orc2, wantUp)), subj2.Counts.String())
-	rec.Check(upSame, sameShape(subj2, orc2), "")
+	rec.Check(up, sides(up, exactly(subj2, wantUp), exactly(orc2, wantUp)), subj2.Counts.String())
+	rec.Check(upSame, onSubject(sameShape(subj2, orc2)), "")
 	// With the lower index unbound, 1 -> 2 must create it too.
 	r.breakBoth(ctx, rec, Breaking{Name: "unbind_lower", Corruption: "removes " + s0.Address + " from the state before the 1 -> 2 plan",
 		Victim: s0.Address, Covers: []string{up, upSame}}, func(ctx context.Context, sd *Side) (Measured, error) {

@@ -83,8 +83,8 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(remainder, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "stock's plan from the same position")
+	rec.Check(remainder, sides(remainder, exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "stock's plan from the same position")
 	r.breakBoth(ctx, rec, Breaking{Name: "unbound", Corruption: "removes " + first.Address + " from the state, so the first object is no longer bound",
 		Victim: first.Address, Covers: []string{remainder, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, first.Address, func() (Measured, error) {
@@ -106,7 +106,7 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 		return nil
 	}
-	rec.Check(recovery, errors.Join(createdRemainder(a), createdRemainder(o)), a.String())
+	rec.Check(recovery, sides(recovery, createdRemainder(a), createdRemainder(o)), a.String())
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_both", Corruption: "deletes both " + first.Ref.String() + " and " + second.Ref.String() + " out of band, then applies",
 		Victim: first.Address, Covers: []string{recovery}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return errors.Join(sd.Delete(ctx, first.Ref), sd.Delete(ctx, second.Ref)) }); err != nil {

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -86,8 +85,8 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(deposed, errors.Join(destroysDeposed(subj), destroysDeposed(orc)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "")
+	rec.Check(deposed, sides(deposed, destroysDeposed(subj), destroysDeposed(orc)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "")
 	r.breakBoth(ctx, rec, Breaking{Name: "deposed_gone", Corruption: "deletes the deposed " + oldObj.Ref.String() + " out of band before the replan",
 		Victim: crashRenameAddr, Covers: []string{deposed, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, oldObj.Ref, func() (Measured, error) {

@@ -3,7 +3,6 @@ package stage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -52,8 +51,8 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(exact, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "stock proposes the same for the same tamper")
+	rec.Check(exact, sides(exact, exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "stock proposes the same for the same tamper")
 	rec.Claim([]string{exact, same}, "%s tampered with a JSON patch (%s); %s proposed exactly %s (%s), matching stock's plan on the oracle cluster for the same tamper",
 		d.Object, d.Field, r.Subject.Engine.Engine.Profile.Name, d.Address, subj.Counts)
 	second := d.Break.Object
@@ -87,7 +86,7 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 		return nil
 	}
-	rec.Check(applied, errors.Join(changedOne(a), changedOne(o)), a.String())
+	rec.Check(applied, sides(applied, changedOne(a), changedOne(o)), a.String())
 	readBack := func(ctx context.Context, sd *Side) error {
 		u, err := sd.Get(ctx, d.Object)
 		if err != nil || u == nil {

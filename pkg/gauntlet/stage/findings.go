@@ -253,3 +253,7 @@ func versionFindings(before, after map[string]string) error {
 func versionPredict(o Object) result.Prediction {
 	return result.Prediction{Object: o.Ref.String(), Field: fieldVersion, Got: moved}
 }
+
+// onSubject stamps err's findings as the subject's: a comparison of the
+// subject's measurement against the oracle's is about the subject.
+func onSubject(err error) error { return result.Stamp(err, "", "subject") }

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -69,8 +68,8 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(one1, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "stock's plan for the same removal is the same")
+	rec.Check(one1, sides(one1, exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "stock's plan for the same removal is the same")
 	r.breakBoth(ctx, rec, Breaking{Name: "keep_block", Corruption: "keeps the block", Victim: rm.Address, Covers: []string{one1, same}},
 		func(ctx context.Context, sd *Side) (Measured, error) {
 			after, err := sd.Root.Save()
@@ -121,7 +120,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
-	rec.Check(destroyed, errors.Join(destroyedOne(a), destroyedOne(o)), a.String())
+	rec.Check(destroyed, sides(destroyed, destroyedOne(a), destroyedOne(o)), a.String())
 	isGone := func(ctx context.Context, sd *Side) error {
 		if u, err := sd.Get(ctx, rm.Object); err != nil || u != nil {
 			return fmt.Errorf("%s still exists on %s after the destroy (%v)", rm.Object, sd.Name, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -63,8 +62,8 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 		return nil
 	}
-	rec.Check(planned, errors.Join(plannedCBD(subj), plannedCBD(orc)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "")
+	rec.Check(planned, sides(planned, plannedCBD(subj), plannedCBD(orc)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "")
 	orderOf := func(ctx context.Context, sd *Side) ([2]int, error) {
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Parallelism: 1})
 		if err != nil {
