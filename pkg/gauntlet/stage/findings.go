@@ -257,3 +257,41 @@ func versionPredict(o Object) result.Prediction {
 // onSubject stamps err's findings as the subject's: a comparison of the
 // subject's measurement against the oracle's is about the subject.
 func onSubject(err error) error { return result.Stamp(err, "", "subject") }
+
+// actedExactly asserts an apply acted on exactly these addresses with
+// these verbs ("modifications", "destruction", ...): a finding per address
+// acted on otherwise, or not acted on, or on the counts when they
+// disagree with what it names.
+func actedExactly(a engine.Applied, want map[string]string) error {
+	got := map[string]string{}
+	for _, act := range a.Acted() {
+		addr, verb, _ := strings.Cut(act, ": ")
+		if got[addr] != "" {
+			verb = got[addr] + "+" + verb
+		}
+		got[addr] = verb
+	}
+	var fs []*result.Finding
+	for addr, verb := range want {
+		if got[addr] != verb {
+			fs = append(fs, &result.Finding{Address: addr, Field: fieldApplied, Want: verb, Got: orNothingAction(got[addr])})
+		}
+	}
+	for addr, verb := range got {
+		if _, ok := want[addr]; !ok {
+			fs = append(fs, &result.Finding{Address: addr, Field: fieldApplied, Want: nothing, Got: verb})
+		}
+	}
+	n := map[string]int{}
+	for _, verb := range want {
+		for _, v := range strings.Split(verb, "+") {
+			n[v]++
+		}
+	}
+	if len(fs) == 0 && (a.Added != n["creation"] || a.Changed != n["modifications"] || a.Destroyed != n["destruction"]) {
+		fs = append(fs, &result.Finding{Address: "(the apply)", Field: "apply counts", Got: a.String(),
+			Want: fmt.Sprintf("%d added, %d changed, %d destroyed", n["creation"], n["modifications"], n["destruction"])})
+	}
+	sortFindings(fs)
+	return result.Findings(fs...)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -207,17 +208,29 @@ func cmpErr(err error, otherwise string) string {
 // available.
 func apiServiceState(ctx context.Context, sd *Side, ref estate.Object) (string, error) {
 	u, err := sd.Get(ctx, ref)
-	if err == nil && u == nil {
-		err = fmt.Errorf("%s not found on %s", ref, sd.Name)
-	}
 	if err != nil {
-		return "", err
+		return "", err // a measurement error (Side.Get)
+	}
+	if u == nil {
+		return "", &result.Finding{Object: ref.String(), Field: fieldExists, Want: present, Got: absent}
 	}
 	state, ok := availability(u)
 	if ok {
 		return state, nil
 	}
-	return state, fmt.Errorf("APIService %s is Available=%s on %s", ref.Name, state, sd.Name)
+	return state, &result.Finding{Object: ref.String(), Field: fieldAvailable, Want: "True", Got: availableStatus(state), Detail: state}
+}
+
+// fieldAvailable is an APIService's Available condition's status:
+// "True", "False", or "none" before it has one.
+const fieldAvailable = "Available"
+
+// availableStatus is the status word of an availability state.
+func availableStatus(state string) string {
+	if w, _, _ := strings.Cut(state, " "); w == "True" || w == "False" || w == "Unknown" {
+		return w
+	}
+	return "none"
 }
 
 // availability reads an APIService's Available condition: "True
@@ -240,6 +253,7 @@ func availability(u *unstructured.Unstructured) (state string, ok bool) {
 // returns the state it reached (with how long it took).
 func waitAvailable(ctx context.Context, sd *Side, ref estate.Object, want bool, bound time.Duration) (string, error) {
 	start := time.Now()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	for {
@@ -250,12 +264,27 @@ func waitAvailable(ctx context.Context, sd *Side, ref estate.Object, want bool, 
 		select {
 		case <-ctx.Done():
 			if state == "" {
-				return "", fmt.Errorf("%s on %s: %v", ref, sd.Name, err)
+				// The last read failed or found no object: that is what
+				// the wait measured.
+				return "", err
 			}
-			return "", fmt.Errorf("%s is still %s on %s after %s, want Available=%v", ref.Name, state, sd.Name, bound, want)
+			if parent.Err() != nil {
+				return "", measure(sd, "wait for "+ref.String(), parent.Err())
+			}
+			// Read, and never the wanted state within the bound: a
+			// finding about the APIService, not a timeout of gauntlet's.
+			return "", &result.Finding{Object: ref.String(), Field: fieldAvailable, Want: availableWord(want), Got: availableStatus(state),
+				Detail: fmt.Sprintf("still %s on %s after %s", state, sd.Name, bound)}
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+func availableWord(want bool) string {
+	if want {
+		return "True"
+	}
+	return "False"
 }
 
 // discoverySettle bounds how long the discovery check asks again after a
