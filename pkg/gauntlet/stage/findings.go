@@ -295,3 +295,11 @@ func actedExactly(a engine.Applied, want map[string]string) error {
 	sortFindings(fs)
 	return result.Findings(fs...)
 }
+
+// presence is "present" or "absent".
+func presence(there bool) string {
+	if there {
+		return present
+	}
+	return absent
+}
