@@ -140,7 +140,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 		return err
 	}
 	rec.Check(unchanged, r.both(ctx, func(ctx context.Context, sd *Side) error {
-		return recordstore.Unchanged(reads.Namespace, before[sd.Name], after[sd.Name], "")
+		return snapshotFindings(reads.Namespace, before[sd.Name], after[sd.Name], "")
 	}), fmt.Sprintf("%d objects in %s, names and resourceVersions", len(after["subject"]), reads.Namespace))
 	for _, sd := range r.Sides() {
 		rec.Figure(sd.Name+".fence_granted_requests", counts[sd.Name])
@@ -166,7 +166,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 			return nil, err
 		}
 		a, err := recordstore.Take(ctx, fs.admin, reads.Namespace)
-		return undoing(one(unchanged, recordstore.Unchanged(reads.Namespace, b, a, "")), err, func() error {
+		return undoing(one(unchanged, snapshotFindings(reads.Namespace, b, a, "")), err, func() error {
 			if sabotaged(ctx) {
 				return nil
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -302,4 +303,41 @@ func presence(there bool) string {
 		return present
 	}
 	return absent
+}
+
+// snapshotFindings names every object of a records namespace (keys
+// starting with only) that went, appeared or whose resourceVersion moved
+// between two snapshots: recordstore.Unchanged as findings.
+func snapshotFindings(namespace string, before, after recordstore.Snapshot, only string) error {
+	var fs []*result.Finding
+	for k, v := range before {
+		if !strings.HasPrefix(k, only) {
+			continue
+		}
+		switch w, ok := after[k]; {
+		case !ok:
+			fs = append(fs, &result.Finding{Object: snapshotObject(namespace, k), Field: fieldExists, Want: present, Got: absent})
+		case w != v:
+			fs = append(fs, &result.Finding{Object: snapshotObject(namespace, k), Field: fieldVersion, Want: unchanged, Got: moved, Detail: "resourceVersion " + v + " -> " + w})
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok && strings.HasPrefix(k, only) {
+			fs = append(fs, &result.Finding{Object: snapshotObject(namespace, k), Field: fieldExists, Want: absent, Got: present})
+		}
+	}
+	sortFindings(fs)
+	return result.Findings(fs...)
+}
+
+// snapshotObject is a snapshot key ("Secret/name") as an object:
+// "Secret ns/name".
+func snapshotObject(namespace, key string) string {
+	kind, name, _ := strings.Cut(key, "/")
+	return kind + " " + namespace + "/" + name
+}
+
+// secretMoved is a check finding a records Secret's resourceVersion moved.
+func secretMoved(s recordstore.Store) result.Prediction {
+	return result.Prediction{Object: "Secret " + s.Namespace + "/" + s.SecretName(), Field: fieldVersion, Got: moved}
 }

@@ -38,7 +38,7 @@ func (r *Run) checkStoodOnUntouched(ctx context.Context, rec *Recorder, before m
 		}
 		var errs []error
 		for ns, snap := range before[sd.Name] {
-			errs = append(errs, recordstore.Unchanged(ns, snap, now[ns], ""))
+			errs = append(errs, snapshotFindings(ns, snap, now[ns], ""))
 		}
 		return errors.Join(errs...)
 	}
