@@ -381,7 +381,7 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 	}))
 	r.breakBoth(ctx, rec, Breaking{Name: "lock_held", Corruption: "holds " + v.store.LeaseName() + " as if a command had died holding it",
 		Victim: v.store.LeaseName(), Covers: []string{recordsReleased},
-		Predict: []result.Prediction{{Object: leaseObject(v.store), Field: fieldHolder, Got: held}}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Predict: []result.Prediction{{Object: leaseObject(v.store), Field: fieldHolder, Got: heldWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := holdLease(ctx, sd, victim(sd).store)
 		if err != nil {
 			return nil, err
@@ -515,7 +515,7 @@ func (r *Run) checkInterruptedRecord(ctx context.Context, rec *Recorder, first, 
 	}
 	rec.Check(interruptedRecord, r.both(ctx, measure), store.String()+" and its Lease read right after the interrupt, on both sides")
 	r.breakBoth(ctx, rec, Breaking{Name: "lock_left_held", Corruption: "holds " + store.LeaseName() + " as if the interrupted apply had kept it",
-		Victim: store.LeaseName(), Covers: []string{interruptedRecord}, Predict: []result.Prediction{{Object: leaseObject(store), Field: fieldHolder, Got: held}}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: store.LeaseName(), Covers: []string{interruptedRecord}, Predict: []result.Prediction{{Object: leaseObject(store), Field: fieldHolder, Got: heldWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := holdLease(ctx, sd, storeOf(sd.Records))
 		if err != nil {
 			return nil, err

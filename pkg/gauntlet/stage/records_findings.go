@@ -23,7 +23,7 @@ const (
 	fieldHolder     = "lock holder"
 	changed         = "changed"
 	wentBack        = "went back"
-	held            = "held"
+	heldWord        = "held"
 	fieldLockWrites = "lock writes on the wire during the apply"
 )
 
@@ -84,7 +84,7 @@ func followsFindings(s recordstore.Store, before, after *recordstore.Record) err
 // releasedFinding is recordstore.Released as a finding.
 func releasedFinding(s recordstore.Store, lk *recordstore.Lock) error {
 	if lk.Holder != "" {
-		return &result.Finding{Object: leaseObject(s), Field: fieldHolder, Want: "none", Got: held, Detail: fmt.Sprintf("lock %s (%s by %s)", lk.Holder, lk.Operation, lk.Who)}
+		return &result.Finding{Object: leaseObject(s), Field: fieldHolder, Want: "none", Got: heldWord, Detail: fmt.Sprintf("lock %s (%s by %s)", lk.Holder, lk.Operation, lk.Who)}
 	}
 	return nil
 }
