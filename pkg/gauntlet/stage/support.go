@@ -144,7 +144,8 @@ func (r *Run) apiServices() []Object {
 // replicas back, waiting for the APIService to serve again. The checks are
 // the subject cluster's alone, so the BREAK is not replayed on the oracle.
 func (r *Run) backendDownBreak(ctx context.Context, rec *Recorder, api Object, checks ...string) {
-	b := Breaking{Name: "backend_down", Victim: api.Ref.Name, Covers: checks}
+	b := Breaking{Name: "backend_down", Victim: api.Ref.Name, Covers: checks,
+		Predict: []result.Prediction{{Object: api.Ref.String(), Field: fieldAvailable, Got: "False"}, {Object: api.Ref.String(), Field: fieldDiscovery, Got: "server error"}}}
 	backend, err := r.backend(ctx, r.Subject, api.Ref)
 	if err == nil && backend == nil {
 		err = fmt.Errorf("none of the estate's Deployments backs APIService %s", api.Ref.Name)
@@ -298,6 +299,48 @@ const discoverySettle = 3 * time.Minute
 // asked again every 2 s for up to settle (a BREAK's measurement passes 0:
 // it asks once).
 func (r *Run) discover(ctx context.Context, sd *Side, ref estate.Object, settle time.Duration) (string, int, error) {
+	path, n, err := r.discoverRaw(ctx, sd, ref, settle)
+	return path, n, discoveryFinding(sd, ref, path, err)
+}
+
+// fieldDiscovery is what a GET of an APIService's group version answered:
+// "resources", "no resources", "server error" (5xx), "unauthorized" or
+// the status code.
+const fieldDiscovery = "discovery"
+
+// discoveryFinding sorts a discovery error: an answer of the API server
+// (a status, an empty list) is a finding about the APIService; a request
+// that got no answer is a measurement error.
+func discoveryFinding(sd *Side, ref estate.Object, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var st apierrors.APIStatus
+	var empty *emptyDiscovery
+	switch {
+	case errors.As(err, &empty):
+		return &result.Finding{Object: ref.String(), Field: fieldDiscovery, Want: "resources", Got: "no resources", Detail: err.Error()}
+	case errors.As(err, &st):
+		got := fmt.Sprint(st.Status().Code)
+		switch code := st.Status().Code; {
+		case code >= 500:
+			got = "server error"
+		case code == 401:
+			got = "unauthorized"
+		}
+		return &result.Finding{Object: ref.String(), Field: fieldDiscovery, Want: "resources", Got: got, Detail: "GET " + path + ": " + err.Error()}
+	}
+	return measure(sd, "GET "+path, err)
+}
+
+// emptyDiscovery is a discovery answer that lists no resources (or
+// another group version).
+type emptyDiscovery struct{ msg string }
+
+func (e *emptyDiscovery) Error() string { return e.msg }
+
+// discoverRaw is discover with the errors as the client returned them.
+func (r *Run) discoverRaw(ctx context.Context, sd *Side, ref estate.Object, settle time.Duration) (string, int, error) {
 	start := time.Now()
 	for asked := 1; ; asked++ {
 		path, n, err := r.discoverOnce(ctx, sd, ref)
@@ -350,7 +393,7 @@ func (r *Run) discoverOnce(ctx context.Context, sd *Side, ref estate.Object) (st
 		return path, 0, fmt.Errorf("GET %s on %s: %w", path, sd.Name, err)
 	}
 	if list.GroupVersion != group+"/"+version || len(list.APIResources) == 0 {
-		return path, 0, fmt.Errorf("APIService %s: GET %s on %s answered %q with %d resources", ref.Name, path, sd.Name, list.GroupVersion, len(list.APIResources))
+		return path, 0, &emptyDiscovery{fmt.Sprintf("APIService %s: GET %s on %s answered %q with %d resources", ref.Name, path, sd.Name, list.GroupVersion, len(list.APIResources))}
 	}
 	return path, len(list.APIResources), nil
 }
