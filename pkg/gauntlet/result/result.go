@@ -129,7 +129,7 @@ type Stage struct {
 
 // Check is one assertion inside a stage. A passing check is proven only
 // when a BREAK that covers it (Break.Covers) corrupted the world, the state
-// or the input and this very check then failed naming the victim; ProvedBy
+// or the input and this very check then reported the predicted finding; ProvedBy
 // lists those BREAKs. A check for which no honest BREAK exists says why in
 // NoBreak. A passing check with neither is recorded as Unproven, and its
 // stage does not pass.
@@ -182,7 +182,7 @@ type Break struct {
 	// Covers names the checks (Check.Name) the corruption must fail.
 	Covers []string `json:"covers,omitempty"`
 	// Victim is what the corruption touched (an object, an address, a
-	// field); a covered check's failure must name it.
+	// field), for the reader; Predictions say what must be found.
 	Victim string `json:"victim,omitempty"`
 	// Side is where the BREAK ran: "subject", or "oracle" for the same
 	// corruption replayed on stock to tell an engine finding from a weak
@@ -197,8 +197,8 @@ type Break struct {
 	// on the oracle: the subject missed a corruption stock notices.
 	EngineFinding bool `json:"engine_finding,omitempty"`
 	// Predictions are the findings the BREAK said its covered checks
-	// must report; empty for a BREAK judged the old way, by its victim's
-	// name in the check's failure (runs recorded before predictions).
+	// must report; empty in runs recorded before predictions, whose
+	// BREAKs were judged by the victim's name in the check's failure.
 	Predictions []Prediction `json:"predictions,omitempty"`
 	// Got are the findings the covered checks reported under the
 	// corruption: on an off_target BREAK, what it got instead.

@@ -15,8 +15,8 @@ import (
 // what happened and the renderers lay it out.
 //
 // A check and its BREAKs are one unit: a passing check is proven only by a
-// BREAK that covers it, corrupted something and made this very check fail
-// naming what it corrupted. Fill marks any other passing check unproven
+// BREAK that covers it, corrupted something and made this very check
+// report the finding the BREAK predicted. Fill marks any other passing check unproven
 // (unless the stage said, with NoBreak, why no BREAK can exist), and an
 // unproven check fails the stage.
 type Recorder struct {
@@ -133,9 +133,7 @@ type Breaking struct {
 	Victim string
 	// Predict are the findings the corruption must make the covered
 	// checks report (each check must report one that applies to it, on
-	// the side corrupted). A BREAK without predictions is judged the old
-	// way, by Victim's name in the check's failure text; every stage is
-	// being moved off that path.
+	// the side corrupted). A BREAK without one cannot prove anything.
 	Predict []result.Prediction
 	// Covers are the subject's checks the corruption must fail.
 	Covers []string
@@ -176,10 +174,10 @@ func (r *Recorder) recordBreak(b Breaking, side string, covers, grant []string, 
 		}
 	case len(covers) == 0:
 		out.Outcome, out.Detail = result.CouldNotRun, "the BREAK covers no check"
-	case len(b.Predict) > 0:
-		judgePredicted(&out, b.Predict, side, covers, m)
+	case len(b.Predict) == 0:
+		out.Outcome, out.Detail = result.CouldNotRun, "the BREAK predicts no finding, so nothing it measures can prove it"
 	default:
-		judgeByName(&out, b.Victim, covers, m)
+		judgePredicted(&out, b.Predict, side, covers, m)
 	}
 	out.Failed = out.Outcome == result.Proved
 	if out.Failed {
@@ -254,33 +252,6 @@ func predictionsFor(predict []result.Prediction, check string) string {
 		}
 	}
 	return strings.Join(out, " or ")
-}
-
-// judgeByName is the path of BREAKs that predict nothing yet: proved when
-// every covered check failed with the victim's name in its text.
-func judgeByName(out *result.Break, victim string, covers []string, m Measured) {
-	var held, off, proved []string
-	for _, name := range covers {
-		e, measured := m[name]
-		switch {
-		case !measured:
-			off = append(off, name+": not measured under the corruption")
-		case e == nil:
-			held = append(held, name+": still passed")
-		case victim != "" && !strings.Contains(e.Error(), victim):
-			off = append(off, fmt.Sprintf("%s failed without naming %s: %v", name, victim, e))
-		default:
-			proved = append(proved, fmt.Sprintf("%s: %v", name, e))
-		}
-	}
-	switch {
-	case len(held) > 0:
-		out.Outcome, out.Detail = result.Held, strings.Join(held, "; ")
-	case len(off) > 0:
-		out.Outcome, out.Detail = result.OffTarget, strings.Join(off, "; ")
-	default:
-		out.Outcome, out.Detail = result.Proved, strings.Join(proved, "; ")
-	}
 }
 
 // addBreak records a BREAK's subject and oracle runs. A BREAK that held on

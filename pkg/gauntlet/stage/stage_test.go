@@ -157,6 +157,7 @@ func TestUndoAdd(t *testing.T) {
 
 func TestRecorderProof(t *testing.T) {
 	fail := func(s string) error { return errString(s) }
+	found := func(got string) error { return planFinding("a.x", "delete", got) }
 	judge := func(b Breaking, subj, orc Measured, serr error) (*Recorder, result.Stage) {
 		rec := NewRecorder()
 		rec.Check("plan exact", nil, "fine")
@@ -168,9 +169,10 @@ func TestRecorderProof(t *testing.T) {
 		rec.Fill(&st)
 		return rec, st
 	}
-	b := Breaking{Name: "unbind", Corruption: "state rm a.x", Victim: "a.x", Covers: []string{"plan exact"}}
+	b := Breaking{Name: "unbind", Corruption: "state rm a.x", Victim: "a.x", Covers: []string{"plan exact"},
+		Predict: []result.Prediction{planPredict("a.x", nothing)}}
 
-	rec, st := judge(b, Measured{"plan exact": fail("a.x: want delete, planned nothing")}, nil, nil)
+	rec, st := judge(b, Measured{"plan exact": found("")}, nil, nil)
 	if rec.Failed() || st.Checks[0].Verdict != result.Pass || !slices.Equal(st.Checks[0].ProvedBy, []string{"unbind"}) || st.Breaks[0].Outcome != result.Proved {
 		t.Errorf("a BREAK failing its check for its reason did not prove it: %+v", st)
 	}
@@ -187,10 +189,16 @@ func TestRecorderProof(t *testing.T) {
 		finding bool
 	}{
 		{"held", Measured{"plan exact": nil}, nil, nil, result.Held, false},
-		{"off target: fails without naming the victim", Measured{"plan exact": fail("connection refused")}, nil, nil, result.OffTarget, false},
+		{"off target: another finding", Measured{"plan exact": found("update")}, nil, nil, result.OffTarget, false},
+		{"could not run: text naming the victim is no finding", Measured{"plan exact": fail("a.x: want delete, planned nothing")}, nil, nil, result.CouldNotRun, false},
 		{"not measured", Measured{}, nil, nil, result.OffTarget, false},
 		{"could not run: a read error is never a proof", nil, nil, fail("get a.x: timeout"), result.CouldNotRun, false},
-		{"engine finding: held on the subject, failed on stock", Measured{"plan exact": nil}, Measured{"plan exact": fail("a.x: planned nothing")}, nil, result.Held, true},
+		{"engine finding: held on the subject, failed on stock", Measured{"plan exact": nil}, Measured{"plan exact": found("")}, nil, result.Held, true},
+	}
+	unpredicted := b
+	unpredicted.Predict = nil
+	if _, st := judge(unpredicted, Measured{"plan exact": found("")}, nil, nil); st.Breaks[0].Outcome != result.CouldNotRun {
+		t.Errorf("a BREAK that predicts nothing proved: %+v", st.Breaks[0])
 	}
 	for _, c := range cases {
 		rec, st := judge(b, c.subj, c.orc, c.err)
