@@ -364,21 +364,25 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 	}))
 	r.breakBoth(ctx, rec, Breaking{Name: "serial_back", Corruption: "writes " + v.store.String() + "'s serial back below the last one read",
 		Victim: v.store.String(), Covers: []string{recordsFollow},
-		Predict: []result.Prediction{{Object: secretObject(v.store), Field: fieldSerial, Got: wentBack}}}, rewrite(recordsFollow, func(st map[string]any) error {
-		prev := r.seen("subject", v.name)
+		Predict: []result.Prediction{{Object: secretObject(v.store), Field: fieldSerial, Got: wentBack}}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		// Below this side's own last serial: the two sides' serials need
+		// not agree.
+		prev := r.seen(sd.Name, v.name)
 		if prev == nil {
-			return fmt.Errorf("no earlier record to go back from")
+			return nil, fmt.Errorf("no earlier record on %s to go back from", sd.Name)
 		}
-		st["serial"] = prev.Serial - 1
-		return nil
-	}, func(ctx context.Context, sd *Side) error {
-		rr := victim(sd)
-		got, err := readRecordFinding(ctx, sd, rr.store)
-		if err != nil {
-			return err
-		}
-		return follow(sd, map[string]*recordstore.Record{rr.name: got})
-	}))
+		return rewrite(recordsFollow, func(st map[string]any) error {
+			st["serial"] = prev.Serial - 1
+			return nil
+		}, func(ctx context.Context, sd *Side) error {
+			rr := victim(sd)
+			got, err := readRecordFinding(ctx, sd, rr.store)
+			if err != nil {
+				return err
+			}
+			return follow(sd, map[string]*recordstore.Record{rr.name: got})
+		})(ctx, sd)
+	})
 	r.breakBoth(ctx, rec, Breaking{Name: "lock_held", Corruption: "holds " + v.store.LeaseName() + " as if a command had died holding it",
 		Victim: v.store.LeaseName(), Covers: []string{recordsReleased},
 		Predict: []result.Prediction{{Object: leaseObject(v.store), Field: fieldHolder, Got: heldWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
