@@ -665,6 +665,8 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		sr.Aborted = err.Error()
 	case rec.Failed():
 		sr.Verdict = result.Fail
+	case rec.Limited():
+		sr.Verdict = result.Limitation
 	default:
 		sr.Verdict = result.Pass
 	}

@@ -95,7 +95,7 @@ func RunID(run *result.Run, substrate string) string {
 	return run.StartedAt.UTC().Format("20060102T150405Z") + "-" + run.Estate.Name + "-" + substrate + "-" + shortHash(c)
 }
 
-var knownVerdicts = []result.Verdict{result.Pass, result.Fail, result.NotRun, result.Cancelled, result.Unproven}
+var knownVerdicts = []result.Verdict{result.Pass, result.Fail, result.NotRun, result.Cancelled, result.Unproven, result.Limitation}
 
 // RunFiles are the files of a run folder the ledger is derived from.
 const (

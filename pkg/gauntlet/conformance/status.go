@@ -432,6 +432,9 @@ func stageProof(q Requirement, stage string, rows []Row, inputs map[string]*Inpu
 	switch {
 	case r.Verdict == result.NotRun:
 		return NotRun, at + " did not run it: " + r.Reason
+	case r.Verdict == result.Limitation:
+		// Stock fails it the same way: no proof, and not the engine's fail.
+		return NotRun, at + " is a limitation: the subject and stock fail it the same way"
 	case r.Checks == 0:
 		return Unbacked, at + " passed with no checks recorded: nothing backs it"
 	case r.ChecksUnbacked > 0 || r.BreaksLegacy > 0:
@@ -447,7 +450,7 @@ func stageProof(q Requirement, stage string, rows []Row, inputs map[string]*Inpu
 func failing(r Row) string {
 	switch {
 	case r.Verdict == result.Pass:
-	case r.Verdict == result.NotRun:
+	case r.Verdict == result.NotRun, r.Verdict == result.Limitation:
 		return ""
 	default:
 		return fmt.Sprintf("ended %s", r.Verdict)

@@ -12,12 +12,14 @@ import (
 type assessment struct {
 	result.Assessment
 	substrate string
+	// oracle names stock as the page does ("terraform 1.11.4").
+	oracle string
 	// cancelled is cancelledSentence(r): it names the stage by its title.
 	cancelled string
 }
 
 func assess(r *result.Run) assessment {
-	return assessment{Assessment: r.Assess(), substrate: r.Substrate, cancelled: cancelledSentence(r)}
+	return assessment{Assessment: r.Assess(), substrate: r.Substrate, oracle: orDefault(r.Oracle.Display, "the oracle"), cancelled: cancelledSentence(r)}
 }
 
 // verdictSentence is the page's one-line answer to "is the run clear?".
@@ -53,6 +55,14 @@ func (a assessment) verdictSentence() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s of %d headline stages %s: %s",
 			count(n), a.Headline, plural(n, "fails", "fail"), joinAnd(names)))
+	}
+	if n := len(a.Limitations); n > 0 {
+		names := make([]string, n)
+		for i, s := range a.Limitations {
+			names[i] = stageName(s)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s the same way on stock (%s): %s - a limitation of the estate or its provider, not the engine's fail",
+			count(n), plural(n, "fails", "fail"), a.oracle, joinAnd(names)))
 	}
 	if n := len(a.NotRun); n > 0 {
 		names := make([]string, n)

@@ -21,6 +21,8 @@ func verdictWord(v result.Verdict) string {
 		return "not run"
 	case result.Cancelled:
 		return "cancelled"
+	case result.Limitation:
+		return "limitation"
 	}
 	return fmt.Sprintf("unknown verdict %q", string(v))
 }
@@ -36,6 +38,8 @@ func verdictPhrase(v result.Verdict) string {
 		return "did not run"
 	case result.Cancelled:
 		return "was cancelled"
+	case result.Limitation:
+		return "fails the same way on stock (a limitation, not the engine's)"
 	}
 	return fmt.Sprintf("has unknown verdict %q", string(v))
 }

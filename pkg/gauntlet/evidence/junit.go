@@ -153,6 +153,9 @@ func verdictCase(class, name string, v result.Verdict, detail, reason string) ju
 		c.SystemOut = detail
 	case result.NotRun:
 		c.Skipped = &junitSkipped{Message: reasonText(reason)}
+	case result.Limitation:
+		// Stock fails it the same way: not the engine's fail, not a pass.
+		c.Skipped = &junitSkipped{Message: "limitation: stock fails it the same way: " + orDefault(firstLine(detail, 200), "no detail recorded")}
 	case result.Fail:
 		c.Failure = &junitFailure{
 			Message: orDefault(firstLine(detail, 200), "failed, no detail recorded"),

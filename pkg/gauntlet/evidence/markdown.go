@@ -59,6 +59,7 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 	b.WriteString("\n\n")
 
 	writeTable(b, r.Stages)
+	writeLimitations(b, r)
 	writeChoices(b, r.Choices)
 	if s := runOrderLine(r); s != "" {
 		fmt.Fprintf(b, "%s\n\n", s)
@@ -160,6 +161,28 @@ func writeChoices(b *strings.Builder, choices []result.Choice) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", cell(c.Stage), cell(c.Source), cell(plan), cell(prose(c.Why)))
 	}
 	b.WriteString("\n")
+}
+
+// writeLimitations lists, in a section of their own, the checks the
+// subject and stock failed the same way: each is a limitation of the
+// estate or its provider, counted neither as a pass nor as the engine's
+// fail. Nothing is written when there are none.
+func writeLimitations(b *strings.Builder, r *result.Run) {
+	var items []string
+	for _, s := range r.Stages {
+		for _, c := range s.Checks {
+			if c.Verdict == result.Limitation {
+				items = append(items, fmt.Sprintf("- %s, %s: %s", prose(stageName(s)), prose(c.Name), prose(orDefault(c.Detail, "no detail recorded"))))
+			}
+		}
+	}
+	if len(items) == 0 {
+		return
+	}
+	b.WriteString("### Limitations stock shares\n\n")
+	fmt.Fprintf(b, "%s fails these checks exactly as the engine does (the same findings on both sides), so they say nothing about the engine: each is a behaviour of the estate or its provider. They are not passes, and the stages holding them are not the engine's fail.\n\n",
+		prose(engineLabel(r.Oracle)))
+	b.WriteString(strings.Join(items, "\n") + "\n\n")
 }
 
 // stageDetail is the stage's Detail cell: the paragraph, or for a stage

@@ -172,7 +172,8 @@ func findStage(r *result.Run, id string) (result.Stage, bool) {
 func stageCell(engine string, s result.Stage) Cell {
 	c := Cell{Engine: engine, Verdict: s.Verdict}
 	for _, ch := range s.Checks {
-		if ch.Verdict != result.Pass && ch.Verdict != result.NotRun {
+		// A limitation fails on stock the same way: no difference.
+		if ch.Verdict != result.Pass && ch.Verdict != result.NotRun && ch.Verdict != result.Limitation {
 			c.Differs = append(c.Differs, Diff{Check: ch.Name, Detail: fmt.Sprintf("%s: %s", ch.Verdict, firstLine(ch.Detail, 200))})
 		}
 	}
@@ -195,6 +196,8 @@ func stageCell(engine string, s result.Stage) Cell {
 		c.Why = fmt.Sprintf("%d checks as stock; %d of %d BREAKs proved", passed(s.Checks), proved, run)
 	case result.NotRun, result.Cancelled:
 		c.Why = firstLine(orElse(s.Reason, s.Detail), 200)
+	case result.Limitation:
+		c.Why = "stock fails it the same way: " + firstLine(s.Detail, 200)
 	default:
 		if len(c.Differs) > 0 {
 			c.Why = c.Differs[0].Check + ": " + c.Differs[0].Detail

@@ -255,6 +255,8 @@ func cellText(c Cell) string {
 		return "pass: " + cellEscape(c.Why)
 	case result.NotRun:
 		return "not run: " + cellEscape(firstLine(c.Why, 90))
+	case result.Limitation:
+		return "limitation: " + cellEscape(firstLine(c.Why, 90))
 	}
 	if len(c.Differs) > 0 {
 		names := make([]string, 0, len(c.Differs))

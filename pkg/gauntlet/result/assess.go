@@ -13,6 +13,9 @@ type Assessment struct {
 	Failed []Stage
 	// NotRun are headline stages that did not run.
 	NotRun []Stage
+	// Limitations are headline stages that failed only where stock fails
+	// the same way: not the engine's fail, never a pass either.
+	Limitations []Stage
 	// Unproven are headline stages marked pass that something inside
 	// contradicts (a failed or unproven check, a BREAK that did not prove).
 	Unproven []UnprovenStage
@@ -79,6 +82,8 @@ func (r *Run) Assess() Assessment {
 			}
 		case NotRun:
 			a.NotRun = append(a.NotRun, s)
+		case Limitation:
+			a.Limitations = append(a.Limitations, s)
 		default:
 			a.Failed = append(a.Failed, s)
 		}
@@ -87,11 +92,12 @@ func (r *Run) Assess() Assessment {
 }
 
 // Clear is the run's verdict: at least one headline stage, every one of
-// them passed and backed by its checks and BREAKs, and not cancelled.
+// them passed and backed by its checks and BREAKs, and not cancelled. A
+// limitation is not the engine's fail, but it is no pass either.
 // Checks not run on the substrate do not cost the clear, but ChecksNotRun
 // carries them so no reader takes such a run for a full one.
 func (a Assessment) Clear() bool {
-	return a.Cancelled == nil && !a.Sabotaged && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Unproven) == 0 && len(a.Aborted) == 0
+	return a.Cancelled == nil && !a.Sabotaged && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Limitations) == 0 && len(a.Unproven) == 0 && len(a.Aborted) == 0
 }
 
 // Clear reports whether the run is clear (see Assessment.Clear).

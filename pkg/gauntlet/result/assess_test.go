@@ -47,3 +47,14 @@ func withBreak(s Stage, b Break) Stage {
 	s.Breaks = append(append([]Break(nil), s.Breaks...), b)
 	return s
 }
+
+// A stage stock fails the same way is a limitation: listed on its own,
+// never among the engine's fails, and the run is not clear (no pass).
+func TestAssessLimitation(t *testing.T) {
+	limited := Stage{ID: "drift", Headline: true, Verdict: Limitation,
+		Checks: []Check{{Name: "the tamper is planned", Verdict: Limitation}}}
+	a := (&Run{Stages: []Stage{limited}}).Assess()
+	if a.Clear() || len(a.Failed) != 0 || len(a.Limitations) != 1 || a.Limitations[0].ID != "drift" {
+		t.Errorf("clear %v, failed %v, limitations %v", a.Clear(), a.Failed, a.Limitations)
+	}
+}

@@ -84,20 +84,29 @@ func (r *Recorder) Check(name string, err error, detail string) bool {
 		for _, m := range result.MeasurementErrorsIn(err) {
 			c.MeasurementErrors = append(c.MeasurementErrors, m.Error())
 		}
-		r.sentences = append(r.sentences, sentence{text: capitalise("FAILED %s: %v", name, err), failure: true})
+		if result.SharedFailure(c.Findings, c.MeasurementErrors) {
+			c.Verdict = result.Limitation
+			r.sentences = append(r.sentences, sentence{text: capitalise("LIMITATION %s: stock fails it the same way, so it is not the engine's: %v", name, err), failure: true})
+		} else {
+			r.sentences = append(r.sentences, sentence{text: capitalise("FAILED %s: %v", name, err), failure: true})
+		}
 	}
 	if i := r.find(name); i >= 0 {
 		// The same check measured again (another side, another round):
-		// one failure fails it.
+		// one failure fails it, and it stays a limitation only while
+		// every round that failed was one.
+		prev := r.checks[i]
 		switch {
-		case c.Verdict == result.Fail && r.checks[i].Verdict == result.Fail:
+		case failing(c.Verdict) && failing(prev.Verdict):
 			// Both rounds failed: keep every finding.
-			prev := r.checks[i]
 			c.Findings = append(prev.Findings, c.Findings...)
 			c.MeasurementErrors = append(prev.MeasurementErrors, c.MeasurementErrors...)
 			c.Detail = prev.Detail + "; " + c.Detail
+			if prev.Verdict == result.Fail {
+				c.Verdict = result.Fail
+			}
 			r.checks[i] = c
-		case c.Verdict == result.Fail || r.checks[i].Verdict != result.Fail:
+		case failing(c.Verdict) || !failing(prev.Verdict):
 			r.checks[i] = c
 		}
 		return err == nil
@@ -311,21 +320,39 @@ func (r *Recorder) settle() {
 	}
 }
 
+// failing reports whether a check verdict is a failure of either kind.
+func failing(v result.Verdict) bool { return v == result.Fail || v == result.Limitation }
+
 // Failed reports whether any check failed or is unproven, or any subject
-// BREAK did not prove what it covers.
+// BREAK did not prove what it covers. A limitation is no failure of the
+// engine's, and a BREAK that covers only limitations cannot prove them:
+// they fail without it.
 func (r *Recorder) Failed() bool {
 	r.settle()
+	limited := map[string]bool{}
 	for _, c := range r.checks {
-		if c.Verdict != result.Pass && c.Verdict != result.NotRun {
+		switch c.Verdict {
+		case result.Pass, result.NotRun:
+		case result.Limitation:
+			limited[c.Name] = true
+		default:
 			return true
 		}
 	}
 	for _, b := range r.breaks {
-		if b.Side != "oracle" && b.Outcome != result.Proved {
+		if b.Side == "oracle" || b.Outcome == result.Proved {
+			continue
+		}
+		if len(b.Covers) == 0 || slices.ContainsFunc(b.Covers, func(c string) bool { return !limited[c] }) {
 			return true
 		}
 	}
 	return false
+}
+
+// Limited reports whether a check is a limitation stock shares.
+func (r *Recorder) Limited() bool {
+	return slices.ContainsFunc(r.checks, func(c result.Check) bool { return c.Verdict == result.Limitation })
 }
 
 // Fill writes what was recorded into a stage result: failures lead the
