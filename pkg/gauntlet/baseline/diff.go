@@ -67,8 +67,9 @@ func orNothing(v string) string {
 // should not see.
 func Compare(before, after *Snapshot, opts ...inventory.Option) Diff {
 	// No server-default rules: both sides are the same cluster, so a
-	// defaulted field that changed was changed by someone.
-	opts = append([]inventory.Option{inventory.ReplaceRules()}, opts...)
+	// defaulted field that changed was changed by someone; so was a token
+	// Secret's data or a generated name (inventory.SameCluster).
+	opts = append([]inventory.Option{inventory.ReplaceRules(), inventory.SameCluster()}, opts...)
 	r := inventory.Compare(withoutControllerFields(before.Inventory), withoutControllerFields(after.Inventory), opts...)
 	var d Diff
 	for _, x := range r.Differences {

@@ -14,8 +14,11 @@ import (
 
 // Difference is one way two inventories disagree.
 type Difference struct {
-	// Object is the object that differs.
+	// Object is the object that differs, as the got side names it (the
+	// want side's when got has none).
 	Object Ref
+	// Pair is the identity PairBy paired it by; "" when paired by name.
+	Pair string
 	// Path is where in the object, e.g.
 	// spec.template.spec.containers[0].args[3]; empty when the object is
 	// on one side only.
@@ -83,45 +86,81 @@ func (r Report) String() string {
 }
 
 // Compare normalises both inventories (see Normalize) and compares them
-// object by object, matching objects by group, kind, namespace and name.
-// An object on one side only is one Difference; an object on both sides
-// yields one Difference per differing field.
+// object by object, pairing objects by group, kind, namespace and name,
+// or by the identities PairBy gives. An object on one side only is one
+// Difference; an object on both sides yields one Difference per differing
+// field, named after the got side's object.
 //
 // Lists are compared by position, as Terraform treats them: an element
 // inserted at the front shows as every later index differing, which is
 // what happened to the list, and is stable from run to run.
 func Compare(want, got Inventory, opts ...Option) Report {
 	o := newOptions(opts)
-	w, g := o.index(want), o.index(got)
-	keys := make([]key, 0, len(w)+len(g))
+	w, g := o.index(want, o.wantIDs, o.wantGen), o.index(got, o.gotIDs, o.gotGen)
+	pairs := make([]pairKey, 0, len(w)+len(g))
 	for k := range w {
-		keys = append(keys, k)
+		pairs = append(pairs, k)
 	}
 	for k := range g {
 		if _, ok := w[k]; !ok {
-			keys = append(keys, k)
+			pairs = append(pairs, k)
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
-	r := Report{Compared: len(keys)}
-	for _, k := range keys {
-		wo, go_ := w[k], g[k]
+	// Ordered by the object as the want side names it (the got side's
+	// where want has none), then by identity.
+	first := func(k pairKey) key {
+		if e, ok := w[k]; ok {
+			return e.ref.key()
+		}
+		return g[k].ref.key()
+	}
+	slices.SortFunc(pairs, func(a, b pairKey) int {
+		if c := compareKeys(first(a), first(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	r := Report{Compared: len(pairs)}
+	for _, k := range pairs {
+		we, wok := w[k]
+		ge, gok := g[k]
 		switch {
-		case go_ == nil:
-			r.Differences = append(r.Differences, Difference{Object: RefOf(wo), Want: render(wo.Object)})
-		case wo == nil:
-			r.Differences = append(r.Differences, Difference{Object: RefOf(go_), Got: render(go_.Object)})
+		case !gok:
+			r.Differences = append(r.Differences, Difference{Object: we.ref, Pair: k.id, Want: render(we.obj.Object)})
+		case !wok:
+			r.Differences = append(r.Differences, Difference{Object: ge.ref, Pair: k.id, Got: render(ge.obj.Object)})
 		default:
-			r.Differences = append(r.Differences, diffObject(RefOf(wo), wo, go_)...)
+			r.Differences = append(r.Differences, diffObject(ge.ref, k.id, we.obj, ge.obj)...)
 		}
 	}
 	return r
 }
 
-func (o *options) index(inv Inventory) map[key]*unstructured.Unstructured {
-	m := make(map[key]*unstructured.Unstructured, len(inv.Objects))
+// pairKey is what pairs two objects across inventories: the caller's
+// identity (PairBy), else the object's key.
+type pairKey struct {
+	id string
+	k  key
+}
+
+// indexed is one side's object, normalised, with the Ref it was read as
+// (normalising may drop a generated name).
+type indexed struct {
+	ref Ref
+	obj *unstructured.Unstructured
+}
+
+func (o *options) index(inv Inventory, ids map[key]string, gen map[string]string) map[pairKey]indexed {
+	m := make(map[pairKey]indexed, len(inv.Objects))
 	for _, u := range inv.Objects {
-		m[RefOf(u).key()] = o.normalize(u)
+		ref := RefOf(u)
+		k := pairKey{k: ref.key()}
+		if id, ok := ids[ref.key()]; ok {
+			k = pairKey{id: id}
+		}
+		n := o.normalize(u)
+		substituteGenerated(n.Object, n.GetKind(), gen)
+		m[k] = indexed{ref: ref, obj: n}
 	}
 	return m
 }
@@ -139,8 +178,8 @@ var positional = cmp.Transformer("positional", func(l []any) map[int]any {
 	return m
 })
 
-func diffObject(ref Ref, want, got *unstructured.Unstructured) []Difference {
-	rep := &reporter{ref: ref}
+func diffObject(ref Ref, pair string, want, got *unstructured.Unstructured) []Difference {
+	rep := &reporter{ref: ref, pair: pair}
 	cmp.Equal(want.Object, got.Object, positional, cmp.Reporter(rep))
 	return rep.diffs
 }
@@ -148,6 +187,7 @@ func diffObject(ref Ref, want, got *unstructured.Unstructured) []Difference {
 // reporter collects one Difference per unequal leaf cmp reports.
 type reporter struct {
 	ref   Ref
+	pair  string
 	path  cmp.Path
 	diffs []Difference
 }
@@ -160,7 +200,7 @@ func (r *reporter) Report(res cmp.Result) {
 		return
 	}
 	vx, vy := r.path.Last().Values()
-	d := Difference{Object: r.ref, Path: pathString(r.path)}
+	d := Difference{Object: r.ref, Pair: r.pair, Path: pathString(r.path)}
 	if vx.IsValid() {
 		d.Want = render(vx.Interface())
 	}

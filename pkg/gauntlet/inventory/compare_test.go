@@ -91,10 +91,10 @@ func TestCompare(t *testing.T) {
 		},
 		text: "ClusterRole r: unexpected (found, not wanted)\nConfigMap n/a: missing (wanted, not found)\nDeployment kube-system/metrics-server: missing (wanted, not found)",
 	}, {
-		name: "objects match across versions, and the version difference shows",
+		name: "objects match across versions, the version difference shows, named as the got side reads it",
 		want: inv(t, `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"h","namespace":"n"}}`),
 		got:  inv(t, `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h","namespace":"n"}}`),
-		diffs: []inventory.Difference{{Object: inventory.Ref{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler", Namespace: "n", Name: "h"},
+		diffs: []inventory.Difference{{Object: inventory.Ref{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler", Namespace: "n", Name: "h"},
 			Path: "apiVersion", Want: `"autoscaling/v2"`, Got: `"autoscaling/v1"`}},
 	}, {
 		name: "labels excluded entirely",

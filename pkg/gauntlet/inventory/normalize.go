@@ -5,7 +5,7 @@ import (
 )
 
 // Normalize returns a copy of u reduced to what a configuration declares:
-// server-set metadata and status dropped, ignored labels and annotations
+// what the server or a controller writes dropped (serverWritten), ignored labels and annotations
 // dropped (empty maps with them), and every rule in force applied. u is
 // not changed.
 //
@@ -21,20 +21,17 @@ func Normalize(u *unstructured.Unstructured, opts ...Option) *unstructured.Unstr
 
 func (o *options) normalize(u *unstructured.Unstructured) *unstructured.Unstructured {
 	u = u.DeepCopy()
-	delete(u.Object, "status")
+	kind := u.GetKind()
+	for _, w := range serverWritten() {
+		w.drop(u.Object, kind, o.sameCluster)
+	}
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
-		// Set by the server on every object; none can be declared, and
-		// most differ between two clusters holding the same object.
-		for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink", "deletionGracePeriodSeconds"} {
-			delete(md, f)
-		}
 		if _, ok := md["deletionTimestamp"]; ok {
 			md["deletionTimestamp"] = "set"
 		}
 		o.trimMap(md, "labels", o.ignoredLabels)
 		o.trimMap(md, "annotations", o.ignoredAnnots)
 	}
-	kind := u.GetKind()
 	for _, r := range o.parsed {
 		if r.kind == "" || r.kind == kind {
 			r.apply(u.Object)

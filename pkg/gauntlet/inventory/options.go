@@ -13,6 +13,51 @@ type options struct {
 	dropMetaMaps  bool
 	ignoredLabels map[string]bool
 	ignoredAnnots map[string]bool
+	sameCluster   bool
+	// ids pair objects across the two sides (PairBy), by side.
+	wantIDs, gotIDs map[key]string
+	// generated are each side's provider-generated values (Generated).
+	wantGen, gotGen map[string]string
+}
+
+// SameCluster says both inventories come from one cluster (before and
+// after): fields serverWritten drops only across clusters - a token
+// Secret's data, a generated name - are then compared, since on one
+// cluster a change to them was made by someone. Default: the inventories
+// are from two clusters.
+func SameCluster() Option {
+	return optionFunc(func(o *options) { o.sameCluster = true })
+}
+
+// PairBy pairs Compare's objects across the two sides by an identity of
+// the caller's - their state address - instead of by name: want and got
+// map each side's objects (Version ignored) to it. Two objects of one
+// identity are compared whatever their names (an object named by
+// generateName has a different name on each cluster); an object not
+// listed is paired by group, kind, namespace and name. Default: every
+// object is paired by name.
+func PairBy(want, got map[Ref]string) Option {
+	ids := func(m map[Ref]string) map[key]string {
+		out := make(map[key]string, len(m))
+		for r, id := range m {
+			out[r.key()] = id
+		}
+		return out
+	}
+	return optionFunc(func(o *options) { o.wantIDs, o.gotIDs = ids(want), ids(got) })
+}
+
+// Generated names the values a provider generated on each side - a
+// random_password's result, a random_id's hex - each mapped to a
+// placeholder naming its source, e.g. "${random_password.db.result}".
+// Compare replaces each side's own values with their placeholders in
+// every string of that side's objects (in a Secret's data, inside the
+// base64), so a Secret built from a random_password compares equal when
+// each cluster holds its own side's password, and still differs where
+// one holds anything else. Values shorter than MinGenerated are not
+// replaced: a short one would match text it did not make. Default: none.
+func Generated(want, got map[string]string) Option {
+	return optionFunc(func(o *options) { o.wantGen, o.gotGen = want, got })
 }
 
 // WithRules adds rules to the set in force (DefaultRules() unless
@@ -60,26 +105,6 @@ func IgnoreAnnotations(keys ...string) Option {
 			o.ignoredAnnots[k] = true
 		}
 	})
-}
-
-// defaultIgnoredAnnotations are annotation keys always dropped: each is
-// written by a server or controller, never by a configuration.
-func defaultIgnoredAnnotations() []string {
-	return []string{
-		"kubectl.kubernetes.io/last-applied-configuration", // kubectl apply's own bookkeeping
-		"deployment.kubernetes.io/revision",                // Deployment controller
-		"deployment.kubernetes.io/desired-replicas",        // Deployment controller, on ReplicaSets
-		"deployment.kubernetes.io/max-replicas",            // Deployment controller, on ReplicaSets
-		"deprecated.daemonset.template.generation",         // DaemonSet controller
-		"control-plane.alpha.kubernetes.io/leader",         // leader election on Endpoints/ConfigMaps
-		"endpoints.kubernetes.io/last-change-trigger-time", // Endpoints controller
-		"kubernetes.io/service-account.uid",                // token controller, on token Secrets
-	}
-}
-
-// defaultIgnoredLabels are label keys a server writes on its own.
-func defaultIgnoredLabels() []string {
-	return []string{"kubernetes.io/metadata.name"}
 }
 
 func newOptions(opts []Option) *options {

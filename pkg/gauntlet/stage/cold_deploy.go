@@ -37,6 +37,7 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return err
 	}
 	objs := map[string][]Object{}
+	gen := map[string]map[string]string{}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		st, err := sd.Stock.State(ctx)
 		if err != nil {
@@ -47,12 +48,15 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 			o, err = sd.settle(o)
 		}
 		r.mu.Lock()
-		objs[sd.Name] = o
+		objs[sd.Name], gen[sd.Name] = o, generatedValues(st)
 		r.mu.Unlock()
 		return err
 	}); err != nil {
 		return err
 	}
+	// Each side's objects by state address: an object named by
+	// generate_name has another name on each cluster.
+	r.pairSides(objs, gen)
 	r.Objects = objs["subject"]
 	if len(r.Objects) == 0 {
 		return fmt.Errorf("the stock state holds no kubernetes object")
@@ -69,30 +73,31 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	)
 	rec.Check(sameState, result.Stamp(sameAddresses(objs["subject"], objs["oracle"]), sameState, "subject"), fmt.Sprintf("%d instances in each terraform.tfstate", len(r.Objects)))
 	present := func(ctx context.Context, sd *Side) error {
-		miss, err := sd.Missing(ctx, r.Objects)
+		miss, err := sd.Missing(ctx, r.onSide(sd, r.Objects))
 		if err != nil {
 			return err
 		}
 		return missingFindings(miss)
 	}
-	if !rec.Check(live, r.both(ctx, present), "read back by kind, namespace and name on both clusters") {
+	if !rec.Check(live, r.both(ctx, present), "each side's state objects read back by kind, namespace and name on its own cluster") {
 		return nil
 	}
 	if err := r.captureColdOracle(ctx); err != nil {
 		return err
 	}
 	same := func(ctx context.Context, sd *Side) (error, error) {
-		got, err := readObjects(ctx, sd, r.Objects)
+		mine := r.onSide(sd, r.Objects)
+		got, err := readObjects(ctx, sd, mine)
 		if err != nil {
 			return nil, err
 		}
-		return inventoryFindings(inventory.Compare(*r.coldInventory(), got)), nil
+		return inventoryFindings(inventory.Compare(*r.coldInventory(), got, r.acrossClusters(sd, mine)...)), nil
 	}
 	sameErr, err := same(ctx, r.Subject)
 	if err != nil {
 		return err
 	}
-	rec.Check(sameObjs, sameErr, "compared object by object, labels and annotations included, server-set fields and defaults aside")
+	rec.Check(sameObjs, sameErr, "paired by state address and compared field by field, labels and annotations included; fields the server or a controller writes and defaults aside, provider-generated values each matched with its own side's state")
 	rec.Say("%d objects of %d kinds (%s) applied by stock %s from %s plus %s, on %s",
 		len(r.Objects), len(r.Kinds), describe(r.Objects), r.Subject.Stock.Engine.Profile, r.sourceLine(), r.deltaLine(), r.Subject.Cluster.Substrate())
 	rec.Claim([]string{sameState, live, sameObjs}, "a terraform.tfstate with %d instances on each side, every one live, and the two clusters' objects identical object by object",
@@ -122,12 +127,12 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return undoing(m, err, restore)
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "delete", Corruption: "deletes " + victim.Ref.String() + " out of band",
-		Victim: victim.Ref.String(), Covers: []string{live}, Predict: []result.Prediction{existsPredict(victim, absent)}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		return sd.deleted(ctx, victim.Ref, func() (Measured, error) { return one(live, present(ctx, sd)), nil })
+		Victim: victim.Ref.String(), Covers: []string{live}, Predict: []result.Prediction{{Address: victim.Address, Field: fieldExists, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.deleted(ctx, r.onSide(sd, []Object{victim})[0].Ref, func() (Measured, error) { return one(live, present(ctx, sd)), nil })
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.Ref.String() + " out of band",
-		Victim: victim.Ref.String(), Covers: []string{sameObjs}, Predict: []result.Prediction{breakLabelPredict(victim)}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		return sd.labelled(ctx, victim.Ref, func() (Measured, error) {
+		Victim: victim.Ref.String(), Covers: []string{sameObjs}, Predict: []result.Prediction{{Address: victim.Address, Field: fieldBreakLabel, Got: labelGot}}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.labelled(ctx, r.onSide(sd, []Object{victim})[0].Ref, func() (Measured, error) {
 			e, err := same(ctx, sd)
 			return one(sameObjs, e), err
 		})

@@ -102,7 +102,8 @@ func planPredict(addr, got string) result.Prediction {
 	return result.Prediction{Address: addr, Field: fieldPlan, Got: got}
 }
 
-// inventoryFindings turns an inventory comparison into findings, one per
+// inventoryFindings turns an inventory comparison into findings (with the
+// address of objects paired by it), one per
 // difference; a difference of a whole map (labels the object had none of)
 // is split into one per key, so a stray label reads the same whether or
 // not its object had labels before.
@@ -110,14 +111,21 @@ func inventoryFindings(rep inventory.Report) error {
 	var out []*result.Finding
 	for _, d := range rep.Differences {
 		ref := d.Object.String()
+		var fs []*result.Finding
 		switch {
 		case d.Missing():
-			out = append(out, &result.Finding{Object: ref, Field: fieldExists, Want: present, Got: absent})
+			fs = []*result.Finding{{Object: ref, Field: fieldExists, Want: present, Got: absent}}
 		case d.Unexpected():
-			out = append(out, &result.Finding{Object: ref, Field: fieldExists, Want: absent, Got: present})
+			fs = []*result.Finding{{Object: ref, Field: fieldExists, Want: absent, Got: present}}
 		default:
-			out = append(out, splitMap(ref, d.Path, d.Want, d.Got)...)
+			fs = splitMap(ref, d.Path, d.Want, d.Got)
 		}
+		// Paired by state address (inventory.PairBy): the address names
+		// the object on both sides, whatever each cluster called it.
+		for _, f := range fs {
+			f.Address = d.Pair
+		}
+		out = append(out, fs...)
 	}
 	return result.Findings(out...)
 }

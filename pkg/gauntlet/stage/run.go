@@ -188,6 +188,13 @@ type Run struct {
 	derived     *derive.Plans
 	coldOracle  *inventory.Inventory
 	coldObjects []Object
+	// counterpart is the oracle's object for each of the subject's the
+	// oracle names otherwise (a generated name), paired by address at
+	// cold deploy (pairSides).
+	counterpart map[estate.Object]estate.Object
+	// generated are each side's provider-generated values, each mapped
+	// to a placeholder naming its source (generatedValues).
+	generated map[string]map[string]string
 	// records are the records the last record-store check read, by side
 	// and root.
 	records map[string]recordsSeen

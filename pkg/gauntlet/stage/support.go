@@ -80,7 +80,7 @@ func readObjects(ctx context.Context, s *Side, objs []Object) (inventory.Invento
 // captureColdOracle keeps the oracle's cold-deploy inventory: greenfield
 // compares the engine's fresh apply with it.
 func (r *Run) captureColdOracle(ctx context.Context) error {
-	inv, err := readObjects(ctx, r.Oracle, r.Objects)
+	inv, err := readObjects(ctx, r.Oracle, r.onSide(r.Oracle, r.Objects))
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}), fmt.Sprintf("%d on each side", n))
 	rec.NoBreak(destroyed, "the destroy runs once and cannot be undone; each object it had to remove is proven gone by the next check and its BREAK")
 	left := func(ctx context.Context, sd *Side) error {
-		still, err := sd.Present(ctx, r.Objects)
+		still, err := sd.Present(ctx, r.onSide(sd, r.Objects))
 		if err != nil {
 			return err
 		}

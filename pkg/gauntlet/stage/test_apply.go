@@ -39,7 +39,7 @@ func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Check(noop, assert(subj), subj.String())
 	rec.Check(oracleNop, assert(orc), orc.String())
 	same := func(ctx context.Context, sd *Side) error {
-		after, err := versions(ctx, sd, r.Objects)
+		after, err := versions(ctx, sd, r.onSide(sd, r.Objects))
 		if err != nil {
 			return err
 		}
