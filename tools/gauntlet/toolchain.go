@@ -30,6 +30,8 @@ type toolchainFlags struct {
 	cache   string
 	offline bool
 	tools   toolFlags
+	// extra are options a command's own flags add (toolchain --seed).
+	extra []toolchain.Option
 }
 
 // register declares --cache and --offline, and --tool when the command
@@ -59,6 +61,7 @@ func (f *toolchainFlags) options(l log.Logger, extra ...toolchain.Option) []tool
 	for name, path := range f.tools {
 		opts = append(opts, toolchain.WithBinary(name, path))
 	}
+	opts = append(opts, f.extra...)
 	return append(opts, extra...)
 }
 
@@ -80,9 +83,15 @@ func toolchainCommand() cli.Command {
 			var tf toolchainFlags
 			tf.register(fs, true)
 			only := fs.String("only", "", "resolve only these tools, comma-separated `NAMES` (default: all pinned)")
+			seed := fs.String("seed", "", "import tools missing from the cache from `DIR`, a toolchain/ folder resolved from the same pins (such as ~/.cache/gauntlet/toolchain), each verified like a fresh build; a tool it lacks is built")
 			engines := fs.String("engines", "", "also resolve these pinned engines, comma-separated `LIST` such as tofu@1.9.4,terraform@1.5.7, or all; built one at a time; "+
 				toolchain.Unbuildable)
-			return func(ctx context.Context, _ []string) error { return resolveToolchain(ctx, &tf, *only, *engines) }
+			return func(ctx context.Context, _ []string) error {
+				if *seed != "" {
+					tf.extra = append(tf.extra, toolchain.WithSeed(*seed))
+				}
+				return resolveToolchain(ctx, &tf, *only, *engines)
+			}
 		},
 	}
 }

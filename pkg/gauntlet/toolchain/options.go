@@ -28,6 +28,7 @@ type options struct {
 	tools     []string
 	noBuild   bool
 	offline   bool
+	seed      string
 }
 
 // WithCacheDir sets where binaries, sources and the provider mirror live.
@@ -61,6 +62,12 @@ func WithTools(names ...string) Option {
 // WithoutBuild makes Resolve fail, naming the toolchain command, instead of
 // building a tool that is not cached. Default: build.
 func WithoutBuild() Option { return optionFunc(func(o *options) { o.noBuild = true }) }
+
+// WithSeed imports missing tools from dir, a toolchain/ directory resolved
+// from the same pins (see SeedEnv), whatever the cache: each is verified
+// like a fresh build. Default: $GAUNTLET_TOOLCHAIN_SEED, for the default
+// cache only.
+func WithSeed(dir string) Option { return optionFunc(func(o *options) { o.seed = dir }) }
 
 // WithOffline keeps Resolve from trying HashiCorp's releases. Default:
 // offline only when $GAUNTLET_OFFLINE is "1".

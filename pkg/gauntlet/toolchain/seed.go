@@ -18,9 +18,12 @@ import (
 // from the working directory.
 const SeedEnv = "GAUNTLET_TOOLCHAIN_SEED"
 
-// seedDir is the seed for this resolution, or "" when there is none (no
-// $GAUNTLET_TOOLCHAIN_SEED, or a cache other than the default one).
+// seedDir is the seed for this resolution, or "" when there is none: the
+// one WithSeed gives, else $GAUNTLET_TOOLCHAIN_SEED for the default cache.
 func (r *resolver) seedDir() (string, error) {
+	if r.o.seed != "" {
+		return filepath.Abs(r.o.seed)
+	}
 	d := os.Getenv(SeedEnv)
 	if d == "" {
 		return "", nil

@@ -82,3 +82,25 @@ func TestTamperedSeedIsRejected(t *testing.T) {
 		t.Fatalf("a tampered seed was accepted (err %v)", err)
 	}
 }
+
+// TestWithSeedFillsAnyCache: WithSeed imports into a cache that is not the
+// default one (Bazel's toolchain repository seeded from the machine's
+// cache), verified and stamped, without building.
+func TestWithSeedFillsAnyCache(t *testing.T) {
+	b, _ := testenv.Toolchain(t, seeded).Binary(seeded)
+	cache := t.TempDir()
+	tc, err := toolchain.Resolve(context.Background(), toolchain.WithCacheDir(cache), toolchain.WithSeed(seedOf(t, b, nil)),
+		toolchain.WithTools(seeded), toolchain.WithoutBuild(), toolchain.WithOffline(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := tc.Binary(seeded)
+	if !strings.HasPrefix(got.Path, cache) || got.SHA256 != b.SHA256 {
+		t.Fatalf("resolved %s (sha256 %s), want a copy in %s with sha256 %s", got.Path, got.SHA256, cache, b.SHA256)
+	}
+	// Without it, the same cache and no build: nothing to resolve from.
+	if _, err := toolchain.Resolve(context.Background(), toolchain.WithCacheDir(t.TempDir()),
+		toolchain.WithTools(seeded), toolchain.WithoutBuild(), toolchain.WithOffline(true)); err == nil {
+		t.Error("an empty cache with no seed resolved without building")
+	}
+}
