@@ -1,13 +1,15 @@
 package inventory
 
 import (
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/secret"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Normalize returns a copy of u reduced to what a configuration declares:
 // server-set metadata and status dropped, ignored labels and annotations
-// dropped (empty maps with them), and every rule in force applied. u is
-// not changed.
+// dropped (empty maps with them), and every rule in force applied; a
+// Secret's data, stringData and binaryData values become their digests
+// (secret.Object). u is not changed.
 //
 // A terminating object keeps metadata.deletionTimestamp, with its value
 // replaced by "set": the time differs between clusters, but an object
@@ -40,6 +42,9 @@ func (o *options) normalize(u *unstructured.Unstructured) *unstructured.Unstruct
 			r.apply(u.Object)
 		}
 	}
+	// Last, after every rule: a Secret's values are compared, and shown,
+	// by digest only, so no difference report ever prints one.
+	secret.Object(u.Object)
 	return u
 }
 
