@@ -5,37 +5,58 @@ import (
 	"fmt"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/secret"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// redactingLogger passes every line through the estate's Redact: a
-// sensitive variable's value never reaches the terminal.
+// redactor is everything a run must not print: the estate's sensitive
+// variables ("(sensitive)") and the secret values the engines printed
+// (their digests), learned as the run goes (see secret.Values.Learn).
+type redactor struct {
+	spec    *estate.Spec
+	secrets *secret.Values
+}
+
+func newRedactor(spec *estate.Spec) *redactor {
+	r := &redactor{spec: spec, secrets: &secret.Values{}}
+	r.secrets.Add(spec.SensitiveValues()...)
+	return r
+}
+
+// text redacts plain text.
+func (r *redactor) text(s string) string { return r.secrets.Redact(r.spec.Redact(s)) }
+
+// redactingLogger passes every line through the run's redactor: no
+// secret value reaches the terminal.
 type redactingLogger struct {
-	l    log.Logger
-	spec *estate.Spec
+	l log.Logger
+	r *redactor
 }
 
-func (r redactingLogger) Infof(format string, args ...any) {
-	r.l.Infof("%s", r.spec.Redact(fmt.Sprintf(format, args...)))
+func (l redactingLogger) Infof(format string, args ...any) {
+	l.l.Infof("%s", l.r.text(fmt.Sprintf(format, args...)))
 }
 
-func (r redactingLogger) Warnf(format string, args ...any) {
-	r.l.Warnf("%s", r.spec.Redact(fmt.Sprintf(format, args...)))
+func (l redactingLogger) Warnf(format string, args ...any) {
+	l.l.Warnf("%s", l.r.text(fmt.Sprintf(format, args...)))
 }
 
-// redactRun takes every sensitive value out of a run's result - stage
-// details, checks, BREAKs, reasons - before any renderer sees it. It goes
-// through the result's JSON, where a value appears escaped.
-func redactRun(spec *estate.Spec, res *result.Run) error {
-	if res == nil || len(spec.Sensitive) == 0 {
+// redactRun takes every secret out of a run's result - stage details,
+// checks, findings, BREAKs, reasons - before any renderer sees it: the
+// findings about secret data show digests (result.Run.HideSecretData),
+// and every sensitive or learned value goes, through the result's JSON,
+// where a value appears escaped.
+func redactRun(r *redactor, res *result.Run) error {
+	if res == nil {
 		return nil
 	}
+	res.HideSecretData()
 	b, err := json.Marshal(res)
 	if err != nil {
 		return fmt.Errorf("redact: %w", err)
 	}
-	out := spec.RedactJSON(string(b))
+	out := r.secrets.Redact(r.spec.RedactJSON(string(b)))
 	if out == string(b) {
 		return nil
 	}

@@ -49,18 +49,32 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	for _, opt := range opts {
 		opt.apply(o)
 	}
-	if len(spec.Sensitive) > 0 {
-		o.logger = redactingLogger{l: o.logger, spec: spec}
-		// Whatever the run records passes through the same redaction.
-		defer func() {
-			if e := redactRun(spec, res); e != nil && err == nil {
-				res, err = nil, e
+	// No secret leaves the run: every log line, the result and the error
+	// pass through one redactor, which learns the secret values the
+	// engines print as they print them; a work folder that outlives the
+	// run is scrubbed once its clusters are gone (this defer runs last).
+	red := newRedactor(spec)
+	o.logger = redactingLogger{l: o.logger, r: red}
+	kept := ""
+	defer func() {
+		if kept != "" {
+			if files, e := red.secrets.Scrub(kept); e != nil {
+				o.logger.Warnf("kept work folder %s: %v", kept, e)
+			} else if len(files) > 0 {
+				o.logger.Infof("kept work folder %s: secret values replaced by their digests in %d file(s)", kept, len(files))
 			}
-			if err != nil {
-				err = errors.New(spec.Redact(err.Error()))
+		}
+		if e := redactRun(red, res); e != nil && err == nil {
+			res, err = nil, e
+		}
+		// An error keeps its type (errors.Is: ErrOracleDiverged) unless
+		// it held a secret.
+		if err != nil {
+			if t := red.text(err.Error()); t != err.Error() {
+				err = errors.New(t)
 			}
-		}()
-	}
+		}
+	}()
 	start := time.Now()
 	SweepKilled(ctx, o.stateDir, o.logger)
 	pre, err := check(ctx, spec, o)
@@ -99,8 +113,12 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	pre.subject.OnEveryStart(track)
 	pre.oracle.OnEveryStart(track)
 	plans := &planTally{byKubeconfig: map[string]planCount{}}
-	pre.subject.OnEveryCall(plans.add)
-	pre.oracle.OnEveryCall(plans.add)
+	called := func(ws *engine.Workspace, c engine.Call) {
+		plans.add(ws, c)
+		red.secrets.Learn(c.Output)
+	}
+	pre.subject.OnEveryCall(called)
+	pre.oracle.OnEveryCall(called)
 
 	work := o.workDir
 	if work == "" {
@@ -119,6 +137,8 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 			os.RemoveAll(work)
 			return nil, err
 		}
+	} else {
+		kept = work
 	}
 
 	var taped *tape.Side

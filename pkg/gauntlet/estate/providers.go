@@ -104,6 +104,10 @@ func (s *Spec) Redact(text string) string {
 	return text
 }
 
+// SensitiveValues are the string forms of the sensitive variables'
+// values, longest first: what a run must never print.
+func (s *Spec) SensitiveValues() []string { return s.sensitiveValues() }
+
 // sensitiveValues are the string forms of the sensitive variables' values
 // (every root's), longest first so that one containing another goes whole.
 func (s *Spec) sensitiveValues() []string {

@@ -34,6 +34,9 @@ func JSON(w io.Writer, r *result.Run) error {
 	if r == nil {
 		return fmt.Errorf("evidence: json: %w", errNilRun)
 	}
+	// Defensive: findings about secret data show digests even in a run
+	// that did not come from gauntlet.Run (which hides them already).
+	r = r.SecretDataHidden()
 	a := r.Assess()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -28,6 +28,9 @@ func Markdown(w io.Writer, r *result.Run, opts ...Option) error {
 	if r == nil {
 		return fmt.Errorf("evidence: markdown: %w", errNilRun)
 	}
+	// Defensive: findings about secret data show digests even in a run
+	// that did not come from gauntlet.Run (which hides them already).
+	r = r.SecretDataHidden()
 	o := buildOptions(opts)
 	var b strings.Builder
 	writePage(&b, r, o)

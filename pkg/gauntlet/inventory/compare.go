@@ -158,8 +158,7 @@ func (o *options) index(inv Inventory, ids map[key]string, gen map[string]string
 		if id, ok := ids[ref.key()]; ok {
 			k = pairKey{id: id}
 		}
-		n := o.normalize(u)
-		substituteGenerated(n.Object, n.GetKind(), gen)
+		n := o.normalize(u, gen)
 		m[k] = indexed{ref: ref, obj: n}
 	}
 	return m

@@ -151,3 +151,32 @@ func TestCompareDoesNotChangeInputs(t *testing.T) {
 		t.Fatal("Compare changed an input object")
 	}
 }
+
+// A Secret's values are compared by digest: a difference names the field
+// and shows two different digests, equal values compare equal, and no
+// report (field or whole object) prints a value.
+func TestCompareNeverPrintsSecretData(t *testing.T) {
+	const a, b = "c2VjcmV0LW9uZQ==", "c2VjcmV0LXR3bw=="
+	sec := func(name, pw, token string) string {
+		return `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"` + name + `","namespace":"ns"},"data":{"password":"` + pw + `","token":"` + token + `"},"stringData":{"plain":"literal-value"}}`
+	}
+	rep := inventory.Compare(inv(t, sec("db", a, a), sec("gone", a, a)), inv(t, sec("db", a, b), sec("new", b, b)))
+	text := rep.String()
+	for _, leak := range []string{a, b, "literal-value"} {
+		if strings.Contains(text, leak) {
+			t.Errorf("report prints %q:\n%s", leak, text)
+		}
+	}
+	var field *inventory.Difference
+	for i, d := range rep.Differences {
+		if d.Path != "" {
+			if field != nil {
+				t.Errorf("more than one field differs: %s", text)
+			}
+			field = &rep.Differences[i]
+		}
+	}
+	if field == nil || field.Path != "data.token" || field.Want == field.Got || !strings.Contains(field.Want, "sha256:") {
+		t.Errorf("want one difference on data.token, two digests:\n%s", text)
+	}
+}

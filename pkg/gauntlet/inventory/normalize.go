@@ -1,13 +1,15 @@
 package inventory
 
 import (
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/secret"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Normalize returns a copy of u reduced to what a configuration declares:
 // what the server or a controller writes dropped (serverWritten), ignored labels and annotations
-// dropped (empty maps with them), and every rule in force applied. u is
-// not changed.
+// dropped (empty maps with them), and every rule in force applied; a
+// Secret's data, stringData and binaryData values become their digests
+// (secret.Object). u is not changed.
 //
 // A terminating object keeps metadata.deletionTimestamp, with its value
 // replaced by "set": the time differs between clusters, but an object
@@ -16,10 +18,14 @@ import (
 // It panics if a rule's path is malformed, as regexp.MustCompile does: a
 // rule is code, and one that can never match must not pass silently.
 func Normalize(u *unstructured.Unstructured, opts ...Option) *unstructured.Unstructured {
-	return newOptions(opts).normalize(u)
+	return newOptions(opts).normalize(u, nil)
 }
 
-func (o *options) normalize(u *unstructured.Unstructured) *unstructured.Unstructured {
+// normalize is Normalize with gen, one side's provider-generated values
+// (Generated), replaced by their names before a Secret's values become
+// digests: a digest of a value holding a password would differ between
+// sides by construction.
+func (o *options) normalize(u *unstructured.Unstructured, gen map[string]string) *unstructured.Unstructured {
 	u = u.DeepCopy()
 	kind := u.GetKind()
 	for _, w := range serverWritten() {
@@ -37,6 +43,10 @@ func (o *options) normalize(u *unstructured.Unstructured) *unstructured.Unstruct
 			r.apply(u.Object)
 		}
 	}
+	substituteGenerated(u.Object, kind, gen)
+	// Last, after every rule: a Secret's values are compared, and shown,
+	// by digest only, so no difference report ever prints one.
+	secret.Object(u.Object)
 	return u
 }
 

@@ -1,0 +1,34 @@
+package matrix
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+)
+
+// The matrix's pages and every engine's evidence under it show a digest
+// where a finding about a Secret's data holds its value.
+func TestWriteAllLeavesNoSecretData(t *testing.T) {
+	const planted = "Matrix-Planted-Secret-77"
+	check := result.Check{Name: "same_objects", Verdict: result.Fail, Detail: "1 difference",
+		Findings: []result.Finding{{Object: "Secret ns/db", Field: "data.password", Want: planted, Got: "x"}}}
+	run := &result.Run{Estate: result.Estate{Name: "e"}, Stages: []result.Stage{stageOf("cold_deploy", result.Fail, 1, check)}}
+	m := &Matrix{Estate: run.Estate, Columns: []Column{{Engine: "tofu@1.12.6", Tool: "tofu", Run: run}}}
+	dir := t.TempDir()
+	paths, err := WriteAll(dir, m)
+	if err != nil || len(paths) < 6 {
+		t.Fatalf("wrote %v, %v", paths, err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(planted)) {
+			t.Errorf("%s holds the Secret's value", filepath.Base(p))
+		}
+	}
+}
