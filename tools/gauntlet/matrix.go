@@ -27,7 +27,7 @@ func runMatrix(ctx context.Context, args []string) error {
 	engines := fs.String("engines", "", "comma-separated pinned engines, e.g. tofu@1.9.4,terraform@1.5.7, or `all`")
 	oracle := fs.String("oracle", "terraform", "the oracle: terraform@1.11.4 (default) or tofu@1.12.6")
 	substrate := fs.String("substrate", "local", "local or kind")
-	out := fs.String("out", "", "directory for matrix.md, matrix.json, junit.xml and one evidence folder per engine (default out/matrix/<estate>)")
+	out := fs.String("out", "", "directory for matrix.md, matrix.html, matrix.json, junit.xml and one evidence folder per engine (default out/matrix/<estate>)")
 	estates := fs.String("estates", "estates", "directory holding the estates")
 	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
 	jobs := fs.Int("jobs", 0, "engine runs at once, each with its own two clusters (default: one per two cores on local, 1 on kind)")
@@ -135,10 +135,10 @@ func runMatrix(ctx context.Context, args []string) error {
 		}
 		fmt.Println()
 	}
-	for _, p := range paths[:min(3, len(paths))] {
+	for _, p := range paths[:min(4, len(paths))] {
 		fmt.Println("wrote", p)
 	}
-	fmt.Printf("and %d evidence files, one folder per engine\n", max(0, len(paths)-3))
+	fmt.Printf("and %d evidence files, one folder per engine\n", max(0, len(paths)-4))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -29,8 +29,11 @@ const (
 // returns the paths written. Everything is rendered before anything is
 // written. Renderers read the model only: no command, clock or network.
 func WriteAll(dir string, m *Matrix) ([]string, error) {
-	var md, js, ju bytes.Buffer
+	var md, js, ju, ht bytes.Buffer
 	if err := Markdown(&md, m); err != nil {
+		return nil, err
+	}
+	if err := HTML(&ht, m); err != nil {
 		return nil, err
 	}
 	if err := JSON(&js, m); err != nil {
@@ -46,7 +49,7 @@ func WriteAll(dir string, m *Matrix) ([]string, error) {
 	for _, f := range []struct {
 		name string
 		b    []byte
-	}{{MarkdownFile, md.Bytes()}, {JSONFile, js.Bytes()}, {JUnitFile, ju.Bytes()}} {
+	}{{MarkdownFile, md.Bytes()}, {JSONFile, js.Bytes()}, {JUnitFile, ju.Bytes()}, {HTMLFile, ht.Bytes()}} {
 		name, b := f.name, f.b
 		p := filepath.Join(dir, name)
 		if err := atomicfile.Write(p, b, 0o644); err != nil {
