@@ -3,6 +3,7 @@
 //
 //	gauntlet run <estate> [--engine PATH] [--substrate local|kind|kubeconfig] [--out DIR]
 //	gauntlet matrix <estate> --engines tofu@1.9.4,terraform@1.5.7,... [--oracle terraform@1.11.4|tofu@1.12.6]
+//	gauntlet compare --engine PATH|tofu@X --baseline tofu@Y [--estates all|a,b] [--shard I/N] [-n 3] [--out DIR]
 //	gauntlet mutants <estate> [--mutants a,b] [--all-stages]
 //	gauntlet status [--requirements ID,... | --require-all | --hygiene] [--json] [--md FILE]
 //	gauntlet list
@@ -38,6 +39,7 @@ func commands() []command {
 		{"run", "run an estate's gauntlet and write its evidence", runRun},
 		{"list", "list the estates", runList},
 		{"matrix", "run an estate with many pinned engines against one oracle and write the parity table", runMatrix},
+		{"compare", "run estates with an engine build and a baseline engine and report what the build changes", runCompare},
 		{"mutants", "run the gauntlet with each mutant engine as the subject and write the kill matrix", runMutants},
 		{"soak", "run an estate n times and report any stage whose verdicts or figures differ", runSoak},
 		{"bench", "time whole runs of an estate per stage, with engine calls and API requests", runBench},
