@@ -295,7 +295,7 @@ func Page(r Report) htmlreport.Page {
 			ev.Links = append(ev.Links, htmlreport.Link{Label: e.Name + " · " + l.Label, Href: l.Href})
 		}
 		for _, msg := range e.Errors {
-			ev.Items = append(ev.Items, htmlreport.Item{Class: "new", Title: e.Name, What: msg})
+			ev.Items = append(ev.Items, htmlreport.Item{Class: "new", Badge: "could not run", Title: e.Name, What: msg})
 		}
 	}
 	p.Sections = append(p.Sections, ev)
@@ -372,6 +372,9 @@ func items(ds []Difference, class string, r Report) []htmlreport.Item {
 	var out []htmlreport.Item
 	for _, d := range ds {
 		it := htmlreport.Item{Class: class, Title: fmt.Sprintf("%s · %s · %s", d.Estate, d.Stage, d.Kind), What: d.What}
+		if d.Kind == "time" {
+			it.Badge = "time"
+		}
 		base := htmlreport.Column{Heading: "baseline " + r.Baseline, Href: d.BaselineEvidence}
 		build := htmlreport.Column{Heading: "build " + r.Engine, Href: d.BuildEvidence}
 		switch d.Kind {

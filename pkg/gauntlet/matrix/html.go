@@ -64,17 +64,17 @@ func page(m *Matrix) htmlreport.Page {
 			for _, d := range c.Differs {
 				col.Lines = append(col.Lines, d.Check+": "+d.Detail)
 			}
-			diffs.Items = append(diffs.Items, htmlreport.Item{Class: "new", Title: row.Stage + " · " + c.Engine, What: c.Why, Sides: []htmlreport.Column{col}})
+			diffs.Items = append(diffs.Items, htmlreport.Item{Class: "new", Badge: string(c.Verdict), Title: row.Stage + " · " + c.Engine, What: c.Why, Sides: []htmlreport.Column{col}})
 		}
 	}
 	changes := htmlreport.Section{ID: "changes", Heading: "Changes between versions", Empty: "No stage changed between consecutive pinned versions of an engine."}
 	for _, c := range append(slices.Clone(t.Changes), t.Figures...) {
-		changes.Items = append(changes.Items, htmlreport.Item{Class: "shared", Title: fmt.Sprintf("%s · %s -> %s", c.Stage, c.From, c.To), What: c.What})
+		changes.Items = append(changes.Items, htmlreport.Item{Class: "shared", Badge: "change", Title: fmt.Sprintf("%s · %s -> %s", c.Stage, c.From, c.To), What: c.What})
 	}
 	drift := htmlreport.Section{ID: "oracle", Heading: "The oracle across runs", Intro: oracleRuns(m),
 		Empty: "Its BREAK outcomes and exact figures were the same in every run that passed the stage."}
 	for _, d := range t.OracleDrift {
-		it := htmlreport.Item{Class: "new", Title: d.Stage, What: "the oracle did not observe the same thing every time - a gauntlet defect"}
+		it := htmlreport.Item{Class: "new", Badge: "oracle drift", Title: d.Stage, What: "the oracle did not observe the same thing every time - a gauntlet defect"}
 		engines := make([]string, 0, len(d.ByEngine))
 		for e := range d.ByEngine {
 			engines = append(engines, e)
@@ -89,7 +89,7 @@ func page(m *Matrix) htmlreport.Page {
 	ev := htmlreport.Section{ID: "evidence", Heading: "Evidence", Empty: "No engine ran."}
 	for _, col := range m.Columns {
 		if col.Run == nil {
-			ev.Items = append(ev.Items, htmlreport.Item{Class: "new", Title: col.Engine, What: "could not run: " + firstLine(col.Error, 300)})
+			ev.Items = append(ev.Items, htmlreport.Item{Class: "new", Badge: "could not run", Title: col.Engine, What: "could not run: " + firstLine(col.Error, 300)})
 			continue
 		}
 		ev.Links = append(ev.Links, htmlreport.Link{Label: fmt.Sprintf("%s: %s", col.Engine, firstLine(evidence.Headline(col.Run), 100)), Href: evidenceOf(col)})

@@ -68,10 +68,12 @@ type Section struct {
 	Links  []Link
 }
 
-// Item is one finding with its sides next to each other.
+// Item is one finding with its sides next to each other. Class colours
+// it (new, removed, shared, same, unsteady); Badge is the word on it,
+// the class itself when empty.
 type Item struct {
-	Class, Title, What string
-	Sides              []Column
+	Class, Badge, Title, What string
+	Sides                     []Column
 }
 
 // Column is one side of an item.

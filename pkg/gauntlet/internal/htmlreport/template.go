@@ -31,7 +31,7 @@ a{color:#1d4ed8;text-decoration:none}a:hover{text-decoration:underline}
 table.summary{border-collapse:separate;border-spacing:3px;font-size:12px}
 table.summary th{font-weight:600;color:#334155;text-align:left;white-space:nowrap;padding:4px 6px}
 table.summary thead th{writing-mode:vertical-rl;transform:rotate(180deg);height:118px;vertical-align:bottom;font-weight:500}
-table.summary td{padding:5px 6px;border-radius:5px;text-align:center;min-width:46px;white-space:nowrap}
+table.summary td{padding:4px 5px;border-radius:5px;text-align:center;min-width:40px;white-space:nowrap;font-size:11.5px}
 table.summary td a{color:inherit;display:block}
 caption{caption-side:top;text-align:left;color:var(--muted);padding:0 0 6px}
 .new{background:var(--new-bg);color:var(--new);font-weight:600}
@@ -96,7 +96,7 @@ svg .ticktext{fill:#98a2b3;text-anchor:middle;font-size:9px}
 {{with .Intro}}<p>{{.}}</p>{{end}}
 {{if and (not .Items) (not .Charts) (not .Table) (not .Links)}}{{with .Empty}}<p class="empty">{{.}}</p>{{end}}{{end}}
 {{range .Items}}<div class="card item {{.Class}}">
-<h3><span class="badge">{{.Class}}</span>{{.Title}}</h3>
+<h3><span class="badge">{{or .Badge .Class}}</span>{{.Title}}</h3>
 {{with .What}}<p>{{.}}</p>{{end}}
 {{with .Sides}}<div class="sides">{{range .}}<div class="side"><h4><span>{{.Heading}}</span>{{with .Href}}<a href="{{.}}">evidence</a>{{end}}</h4>{{with .Lines}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{else}}<p class="empty">nothing failed</p>{{end}}</div>{{end}}</div>{{end}}
 </div>
