@@ -562,7 +562,11 @@ func changedChecks(row StageRow) string {
 // repetitions and over the baseline's do not overlap. Runs without the
 // breakdown are compared by their total.
 func requestDeltas(b, a sideStages) []RequestDelta {
-	cb, ca := requestCounts(b.stages), requestCounts(a.stages)
+	broken := true
+	for _, r := range append(slices.Clone(b.runs), a.runs...) {
+		broken = broken && hasBreakdown(r)
+	}
+	cb, ca := requestCounts(b.stages, broken), requestCounts(a.stages, broken)
 	keys := map[string]bool{}
 	for k := range cb {
 		keys[k] = true
@@ -581,12 +585,21 @@ func requestDeltas(b, a sideStages) []RequestDelta {
 	return out
 }
 
-// requestCounts are each request kind's counts over the repetitions.
-func requestCounts(stages []result.Stage) map[string][]int {
-	broken := true
-	for _, st := range stages {
-		broken = broken && st.Requests != nil
+// hasBreakdown reports whether a run recorded its requests by kind (a
+// stage without requests has none to record, so one stage with them
+// tells).
+func hasBreakdown(r *result.Run) bool {
+	for _, st := range r.Stages {
+		if len(st.Requests) > 0 {
+			return true
+		}
 	}
+	return false
+}
+
+// requestCounts are each request kind's counts over the repetitions, or
+// their totals when a run on either side has no breakdown.
+func requestCounts(stages []result.Stage, broken bool) map[string][]int {
 	out := map[string][]int{}
 	for _, st := range stages {
 		if !broken {

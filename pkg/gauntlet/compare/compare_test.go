@@ -160,6 +160,21 @@ func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
 	if row(t, r, "migrate").Outcome != Same {
 		t.Errorf("migrate changed: %+v", row(t, r, "migrate"))
 	}
+	// A stage that sent no request (fence: not run) records none, and
+	// the run is still compared request by request.
+	stageOf(base, "fence").Requests, stageOf(build, "fence").Requests = nil, nil
+	r = Compare(input([]*result.Run{build}, []*result.Run{base}))
+	if got := row(t, r, "fence"); got.Outcome != Same || len(got.Requests) != 0 {
+		t.Errorf("fence: %+v", got)
+	}
+	if got := row(t, r, "test_plan"); len(got.Requests) != 2 {
+		t.Errorf("test_plan with a stage without requests: %+v", got.Requests)
+	}
+	// A run made before the breakdown is compared by its total.
+	old := load(t, passRun)
+	if got := row(t, Compare(input([]*result.Run{build}, []*result.Run{old})), "test_plan"); got.Outcome != Same {
+		t.Errorf("an old baseline whose total is the same: %+v", got.Requests)
+	}
 	// Counts that vary within the baseline's own repetitions are not a change.
 	noisy := load(t, passRun)
 	for i := range noisy.Stages {
