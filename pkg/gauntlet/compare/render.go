@@ -144,10 +144,10 @@ func Markdown(w io.Writer, r Report) error {
 		for _, msg := range e.Errors {
 			fmt.Fprintf(&b, "- **%s**\n", md(msg))
 		}
-		b.WriteString("| stage | outcome | build | baseline | stock | engine time build/baseline | requests build / baseline / stock |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("| stage | outcome | build | baseline | stock | engine seconds build / baseline / stock | ratio (spread) | requests build / baseline / stock |\n|---|---|---|---|---|---|---|---|\n")
 		for _, row := range e.Stages {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", row.Stage, outcomeWord(row), cell(row.Build.Summary), cell(row.Baseline.Summary),
-				cell(stockWords(row.Stock)), ratioWords(row.Time), requestWords(row))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Stage, outcomeWord(row), cell(row.Build.Summary), cell(row.Baseline.Summary),
+				cell(stockWords(row.Stock)), secondsWords(row), ratioWords(row.Time), requestWords(row))
 		}
 		b.WriteString("\nEvidence: ")
 		for i, l := range e.Evidence {
@@ -231,6 +231,10 @@ func ratioWords(t Timing) string {
 		s = "**" + s + "**"
 	}
 	return s
+}
+
+func secondsWords(row StageRow) string {
+	return fmt.Sprintf("%.1f / %.1f / %.1f", medianInt(row.Build.EngineMS)/1000, medianInt(row.Baseline.EngineMS)/1000, float64(row.Stock.EngineMS)/1000)
 }
 
 func requestWords(row StageRow) string {
