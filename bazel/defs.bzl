@@ -84,7 +84,7 @@ def gauntlet_go_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
       data: as go_test, plus those inputs.
       env: as go_test, plus HOME and $GAUNTLET_TOOLCHAIN_SEED.
       tags: as go_test.
-      **kwargs: passed to go_test (size defaults to medium for toolchain tests).
+      **kwargs: passed to go_test (size defaults to medium, timeout to long, for toolchain tests).
     """
     data = list(data)
     env = dict(env)
@@ -94,8 +94,10 @@ def gauntlet_go_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
         data.append("@gauntlet_toolchain//:seed")
         env.update(_seed_env())
 
-        # Real control planes and CLIs: seconds to a minute or two of both cores.
+        # Real control planes and CLIs: seconds to a minute or two of both cores, several minutes for a test that
+        # runs a whole estate (stage's hand-off on the pair), longer on a loaded machine.
         kwargs.setdefault("size", "medium")
+        kwargs.setdefault("timeout", "long")
     if _uses(deps, "//pkg/gauntlet/corpus"):
         data.append("@gauntlet_corpus//:all")
     if _uses(deps, "//pkg/gauntlet/estate"):

@@ -49,7 +49,10 @@ def _workspace(rctx):
 def _build_cli(rctx, go, env):
     ws = _workspace(rctx)
     cli = rctx.path("bin/gauntlet")
-    _run(rctx, "building gauntlet's CLI with the pinned Go SDK", [go, "build", "-trimpath", "-o", cli, "./tools/gauntlet"], env, ws)
+
+    # Cold (a Go build cache that has not seen this SDK) this is minutes of both cores, more on a loaded machine:
+    # 10 minutes was once too few.
+    _run(rctx, "building gauntlet's CLI with the pinned Go SDK", [go, "build", "-trimpath", "-o", cli, "./tools/gauntlet"], env, ws, timeout = 3600)
     return cli
 
 def _watch_inputs(rctx):

@@ -38,18 +38,30 @@ func spec(t *testing.T) *estate.Spec {
 // TestBadInputFailsBeforeAnyCluster: each error must come from the
 // preflight, within seconds, naming what is wrong.
 func TestBadInputFailsBeforeAnyCluster(t *testing.T) {
+	// A root written for the test that needs what no run can give it.
+	needy := t.TempDir()
+	root := "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\" }\n  }\n}\n" +
+		"variable \"region\" {}\nresource \"aws_s3_bucket\" \"b\" {}\n" +
+		"resource \"kubernetes_config_map_v1\" \"c\" {\n  metadata { name = \"c\" }\n  data = { t = templatefile(\"${path.module}/page.tpl\", {}) }\n}\n"
+	if err := os.WriteFile(filepath.Join(needy, "main.tf"), []byte(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	written := func(s *estate.Spec) { s.Source, s.Files, s.Dir = nil, []string{"main.tf"}, needy }
 	for name, tc := range map[string]struct {
 		edit func(*estate.Spec)
 		opts []gauntlet.Option
 		want string
 	}{
-		"wrong sha256":           {edit: func(s *estate.Spec) { s.Source.SHA256 = strings.Repeat("0", 64) }, want: "the pin says 0000"},
-		"missing corpus file":    {edit: func(s *estate.Spec) { s.Source.Path += ".absent" }, want: "corpus import"},
-		"unknown skipped stage":  {edit: func(s *estate.Spec) { s.Skip = map[string]string{"dirft": "typo"} }, want: `unknown stage "dirft"`},
-		"unknown selected stage": {opts: []gauntlet.Option{gauntlet.WithStages("teardown")}, want: `unknown stage "teardown"`},
-		"engine path absent":     {opts: []gauntlet.Option{gauntlet.WithEngine("/nonexistent/tofu")}, want: "/nonexistent/tofu"},
-		"engine not a CLI":       {opts: []gauntlet.Option{gauntlet.WithEngine("/bin/true")}, want: "does not speak the Terraform CLI"},
-		"bad substrate":          {opts: []gauntlet.Option{gauntlet.WithSubstrate("minikube")}, want: `substrate "minikube"`},
+		"wrong sha256":            {edit: func(s *estate.Spec) { s.Source.SHA256 = strings.Repeat("0", 64) }, want: "the pin says 0000"},
+		"missing corpus file":     {edit: func(s *estate.Spec) { s.Source.Path += ".absent" }, want: "corpus import"},
+		"unknown skipped stage":   {edit: func(s *estate.Spec) { s.Skip = map[string]string{"dirft": "typo"} }, want: `unknown stage "dirft"`},
+		"unknown selected stage":  {opts: []gauntlet.Option{gauntlet.WithStages("teardown")}, want: `unknown stage "teardown"`},
+		"engine path absent":      {opts: []gauntlet.Option{gauntlet.WithEngine("/nonexistent/tofu")}, want: "/nonexistent/tofu"},
+		"engine not a CLI":        {opts: []gauntlet.Option{gauntlet.WithEngine("/bin/true")}, want: "does not speak the Terraform CLI"},
+		"bad substrate":           {opts: []gauntlet.Option{gauntlet.WithSubstrate("minikube")}, want: `substrate "minikube"`},
+		"provider not supplied":   {edit: written, want: `required_providers (and resource "aws_s3_bucket" "b" at main.tf:7) needs hashicorp/aws: the toolchain does not supply it`},
+		"required variable unset": {edit: written, want: "variables with no default that estate.yaml does not set: region"},
+		"unpinned template":       {edit: written, want: `reads a file the estate does not pin: main.tf:10: templatefile("${path.module}/page.tpl")`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := spec(t)

@@ -81,6 +81,23 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 	if err != nil {
 		return nil, err
 	}
+	// The roots as a run lays them out, read before any cluster starts:
+	// an unpinned file, an unsupplied provider or an unset variable
+	// costs seconds here instead of two cluster starts.
+	work, err := os.MkdirTemp("", "gauntlet-preflight-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	notes, err := spec.Check(work, func(root string) estate.Materials {
+		return materials(p.fetched[root], o.substrate, "", pins)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		o.logger.Infof("estate %s: %s", spec.Name, n)
+	}
 	p.oracleTool = "terraform"
 	if o.oracleTool != "" {
 		e, err := pins.Engine(o.oracleTool)
@@ -129,11 +146,20 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 // files, the substrate's deltas, the pinned kubernetes provider and the
 // side's kubeconfig for "${kubeconfig}" in variables.
 func (p *preflight) materials(root, substrate, kubeconfig string) estate.Materials {
-	m := estate.Materials{Fetched: p.fetched[root], Substrate: substrate, Kubeconfig: kubeconfig}
-	for _, pr := range p.tc.Pins.Providers {
+	return materials(p.fetched[root], substrate, kubeconfig, p.tc.Pins)
+}
+
+// materials: the kubernetes provider is the one the providers file adds
+// where the root requires none; every pinned provider is one the root may
+// require (each need checked against its pin).
+func materials(fetched []estate.Fetched, substrate, kubeconfig string, pins *toolchain.Pins) estate.Materials {
+	m := estate.Materials{Fetched: fetched, Substrate: substrate, Kubeconfig: kubeconfig}
+	for _, pr := range pins.Providers {
+		pin := estate.ProviderPin{Name: pr.Type, Source: pr.Namespace + "/" + pr.Type, Version: pr.Version}
 		if pr.Type == "kubernetes" {
-			m.Providers = append(m.Providers, estate.ProviderPin{Name: pr.Type, Source: pr.Namespace + "/" + pr.Type, Version: pr.Version})
+			m.Providers = append(m.Providers, pin)
 		}
+		m.Supplied = append(m.Supplied, pin)
 	}
 	return m
 }

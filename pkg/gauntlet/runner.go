@@ -518,6 +518,16 @@ type SignalCause struct{ Sig os.Signal }
 func (c SignalCause) Error() string     { return "stopped by " + c.Sig.String() }
 func (c SignalCause) Signal() os.Signal { return c.Sig }
 
+// ExitCode is 128 + the signal's number, as a shell reports a process a
+// signal ended (130 for SIGINT, 143 for SIGTERM); 1 for a signal with no
+// number. The one place gauntlet computes it.
+func (c SignalCause) ExitCode() int {
+	if n, ok := c.Sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 1
+}
+
 // cancellation says how ctx was stopped, during stage (empty before the
 // first one).
 func cancellation(ctx context.Context, stage string) *result.Cancellation {
@@ -537,9 +547,7 @@ func cancellation(ctx context.Context, stage string) *result.Cancellation {
 func cancelExitCode(ctx context.Context) int {
 	var sc SignalCause
 	if errors.As(context.Cause(ctx), &sc) {
-		if n, ok := sc.Sig.(syscall.Signal); ok {
-			return 128 + int(n)
-		}
+		return sc.ExitCode()
 	}
 	return 1
 }
@@ -729,6 +737,7 @@ func estateResult(s *estate.Spec) result.Estate {
 		}
 		h := sha256.Sum256([]byte(strings.Join(listing, "")))
 		paths, sums = append(paths, strings.Join(names, ", ")), append(sums, hex.EncodeToString(h[:]))
+		e.SourceSHA256Listing = true
 	}
 	e.SourceRepo, e.SourceCommit = strings.Join(slices.Compact(repos), " + "), strings.Join(slices.Compact(commits), " + ")
 	e.SourcePath, e.SourceSHA256 = strings.Join(paths, " + "), strings.Join(sums, " + ")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -14,32 +13,30 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
+
+func benchCommand() cli.Command {
+	return cli.Command{
+		Name: "bench", Args: "<estate>", MinArgs: 1, MaxArgs: 1,
+		Summary: "time whole runs of an estate per stage, with engine calls and API requests",
+		Doc: "Runs the estate n times, one after the other, and prints per stage the median, minimum and maximum time, the engine " +
+			"floor (the slower side's engine time, which no gauntlet can go below) and each side's engine calls and API requests, " +
+			"then the whole run's wall time against that floor. Figures, not assertions: the machine is noisy, so it reports the " +
+			"median. Exits 0 whatever the runs' verdicts; 3 when a run could not happen.",
+		Examples: []cli.Example{
+			{What: "three runs on local control planes", Command: "gauntlet bench corpus-k8s-metrics-server -n 3"},
+			{What: "a pinned engine's figures, with each run's progress", Command: "gauntlet bench corpus-k8s-metrics-server --engine tofu@1.9.4 -v"},
+		},
+		Setup: repeatedRuns("bench", 3, 1, "time `N` runs (at least 1)", runBench),
+	}
+}
 
 // runBench times whole runs of an estate: per stage and in total, with
 // the engine calls and API requests each stage made. Figures, not
 // assertions: the machine is noisy, so it reports the median of n runs.
-func runBench(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	n := fs.Int("n", 3, "runs")
-	substrate := fs.String("substrate", "local", "local, kind or kubeconfig")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	verbose := fs.Bool("v", false, "show each run's progress")
-	if err := fs.Parse(reorder(args)); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 || *n < 1 {
-		return fmt.Errorf("usage: gauntlet bench <estate> [-n runs]")
-	}
-	spec, err := estate.Load(*estates, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	l := log.Discard()
-	if *verbose {
-		l = log.New(os.Stderr)
-	}
-	runs, walls, err := runMany(ctx, spec, *n, *substrate, l)
+func runBench(ctx context.Context, spec *estate.Spec, n int, opts []gauntlet.Option) error {
+	runs, walls, err := runMany(ctx, spec, n, opts)
 	if err != nil {
 		return err
 	}
@@ -68,7 +65,7 @@ func runBench(ctx context.Context, args []string) error {
 		walls[0].Round(100*time.Millisecond), walls[len(walls)-1].Round(100*time.Millisecond), floor.Round(100*time.Millisecond), calls, reqs)
 	tw.Flush()
 	fmt.Println(strings.Repeat("-", 20))
-	fmt.Printf("%d run(s) of %s on %s; engine floor, calls and API requests are from the first run\n", *n, spec.Name, runs[0].Substrate)
+	fmt.Printf("%d run(s) of %s on %s; engine floor, calls and API requests are from the first run\n", n, spec.Name, runs[0].Substrate)
 	if floor > 0 {
 		fmt.Printf("wall / engine floor = %.2f (median wall %s over the slower side's engine time %s): gauntlet's own overhead, clusters included\n",
 			float64(walls[len(walls)/2])/float64(floor), walls[len(walls)/2].Round(100*time.Millisecond), floor.Round(100*time.Millisecond))
@@ -76,14 +73,65 @@ func runBench(ctx context.Context, args []string) error {
 	return nil
 }
 
-// runMany runs the estate n times on the substrate, one after the other,
-// saying after each how it went. A cancelled run ends the series.
-func runMany(ctx context.Context, spec *estate.Spec, n int, substrate string, l log.Logger) ([]*result.Run, []time.Duration, error) {
+// repeatedRuns is the Setup of bench and soak: run's flags for the sides
+// and the toolchain, -n (default n, at least least) and -v; do runs the
+// estate n times and says what came of it.
+func repeatedRuns(cmd string, n, least int, nUsage string, do func(context.Context, *estate.Spec, int, []gauntlet.Option) error) func(*cli.FlagSet) cli.Action {
+	return func(fs *cli.FlagSet) cli.Action {
+		var tf toolchainFlags
+		tf.register(fs, false)
+		var sf sideFlags
+		sf.register(fs)
+		estates := registerEstates(fs)
+		runs := fs.Int("n", n, nUsage)
+		verbose := fs.Bool("v", false, "show each run's progress")
+		return func(ctx context.Context, args []string) error {
+			if *runs < least {
+				return cli.Usagef(cmd, "-n %d: want at least %d run(s)", *runs, least)
+			}
+			spec, opts, err := manyRuns(ctx, cmd, args[0], &tf, &sf, *estates, *verbose)
+			if err != nil {
+				return err
+			}
+			return do(ctx, spec, *runs, opts)
+		}
+	}
+}
+
+// manyRuns loads the estate and makes the options bench and soak run it
+// with: the sides' flags, the toolchain's, a logger that is quiet unless
+// verbose; the estate's corpus files are imported first, as run does.
+func manyRuns(ctx context.Context, cmd, name string, tf *toolchainFlags, sf *sideFlags, estates string, verbose bool) (*estate.Spec, []gauntlet.Option, error) {
+	sideOpts, err := sf.options(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec, err := estate.Load(estates, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := log.Discard()
+	if verbose {
+		l = log.New(os.Stderr)
+	}
+	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+		return nil, nil, err
+	}
+	opts := append([]gauntlet.Option{gauntlet.WithLogger(l), gauntlet.WithOffline(tf.offline)}, sideOpts...)
+	if tf.cache != "" {
+		opts = append(opts, gauntlet.WithCacheDir(tf.cache))
+	}
+	return spec, opts, nil
+}
+
+// runMany runs the estate n times with opts, one after the other, saying
+// after each how it went. A cancelled run ends the series.
+func runMany(ctx context.Context, spec *estate.Spec, n int, opts []gauntlet.Option) ([]*result.Run, []time.Duration, error) {
 	var runs []*result.Run
 	var walls []time.Duration
 	for i := 0; i < n; i++ {
 		start := time.Now()
-		res, err := gauntlet.Run(ctx, spec, gauntlet.WithLogger(l), gauntlet.WithSubstrate(substrate))
+		res, err := gauntlet.Run(ctx, spec, opts...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("run %d/%d: %w", i+1, n, err)
 		}

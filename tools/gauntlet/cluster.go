@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -14,25 +13,44 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/runstate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
-func runCluster(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "up" {
-		return fmt.Errorf("usage: gauntlet cluster up [--substrate local] [--name NAME] [--dir DIR]")
+func clusterUpCommand() cli.Command {
+	return cli.Command{
+		Name:    "cluster up",
+		Summary: "start a substrate cluster and keep it until Ctrl-C",
+		Doc: "Starts one cluster on a substrate - the same a run would start - prints its kubeconfig, and keeps it until Ctrl-C, " +
+			"which stops it and removes everything it made (exit 0). For poking at what gauntlet runs on; recorded like a run, so " +
+			"even a SIGKILL leaves nothing past the next gauntlet command.",
+		Examples: []cli.Example{
+			{What: "a local control plane", Command: "gauntlet cluster up"},
+			{What: "a kind cluster with the pinned node image (as root)", Command: "gauntlet cluster up --substrate kind --name poke"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var tf toolchainFlags
+			tf.register(fs, true)
+			substrate := fs.String("substrate", "local", "where the cluster runs, `NAME`: local (control plane as child processes), kind or kubeconfig")
+			name := fs.String("name", "gauntlet", "the cluster's `NAME`")
+			dir := fs.String("dir", "", "the parent `DIR` of the cluster's files (default: the system temp dir)")
+			kubeconfigPath := fs.String("kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the existing cluster's kubeconfig")
+			return func(ctx context.Context, _ []string) error {
+				if err := checkSubstrate("cluster up", *substrate, "local", "kind", "kubeconfig"); err != nil {
+					return err
+				}
+				if (*substrate == "kubeconfig") != (*kubeconfigPath != "") {
+					return cli.Usagef("cluster up", "--kubeconfig PATH goes with --substrate kubeconfig, and only with it")
+				}
+				return clusterUp(ctx, &tf, *substrate, *name, *dir, *kubeconfigPath)
+			}
+		},
 	}
-	fs := flag.NewFlagSet("cluster up", flag.ContinueOnError)
-	var tf toolchainFlags
-	tf.register(fs)
-	substrate := fs.String("substrate", "local", "local (control plane as child processes), kind or kubeconfig")
-	name := fs.String("name", "gauntlet", "cluster name")
-	dir := fs.String("dir", "", "parent directory for the cluster's files (default: the system temp dir)")
-	kubeconfigPath := fs.String("kubeconfig", "", "with --substrate kubeconfig: the kubeconfig of the existing cluster")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
+}
+
+func clusterUp(ctx context.Context, tf *toolchainFlags, substrate, name, dir, kubeconfigPath string) error {
 	l := log.New(os.Stderr)
 	// Recorded like a run, so a SIGKILL leaves nothing past the next command.
-	state, err := runstate.Open("", "cluster up "+*name)
+	state, err := runstate.Open("", "cluster up "+name)
 	if err != nil {
 		return err
 	}
@@ -43,12 +61,12 @@ func runCluster(ctx context.Context, args []string) error {
 			l.Warnf("%v", err)
 		}
 	}()
-	p, err := provider(ctx, *substrate, *dir, *kubeconfigPath, &tf, l, state)
+	p, err := provider(ctx, substrate, dir, kubeconfigPath, tf, l, state)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	c, err := p.Start(ctx, *name)
+	c, err := p.Start(ctx, name)
 	if err != nil {
 		return err
 	}

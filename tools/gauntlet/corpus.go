@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,54 +10,82 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
-func runCorpus(ctx context.Context, args []string) error {
-	if len(args) == 0 || (args[0] != "fetch" && args[0] != "import") {
-		return fmt.Errorf("usage: gauntlet corpus fetch [estate...] | gauntlet corpus import DIR [estate...]")
+func corpusFetchCommand() cli.Command {
+	return cli.Command{
+		Name: "corpus fetch", Args: "[estate...]", MaxArgs: -1,
+		Summary: "fetch the estates' pinned corpus files into the cache (online)",
+		Doc: "Fetches each named estate's pinned source files (every estate's when none is named) with git - a shallow, blobless " +
+			"fetch of the pinned commit - verifies each file's sha256 and stores it in the cache, where runs find it offline. " +
+			"`run` does this on its own when a file is missing; this is for preparing a machine.",
+		Examples: []cli.Example{
+			{What: "every estate's files", Command: "gauntlet corpus fetch"},
+			{What: "one estate's files into another cache", Command: "gauntlet corpus fetch corpus-k8s-metrics-server --cache /tmp/gauntlet-cache"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var cache string
+			registerCache(fs, &cache)
+			estates := registerEstates(fs)
+			return func(ctx context.Context, args []string) error {
+				return storeCorpus(cache, *estates, args, func(cache string, src *estate.Source) ([]string, error) {
+					return corpus.Fetch(ctx, cache, src)
+				})
+			}
+		},
 	}
-	verb := args[0]
-	fs := flag.NewFlagSet("corpus "+verb, flag.ContinueOnError)
-	cache := fs.String("cache", "", "cache directory (default $"+toolchain.CacheEnv+", else the user cache dir)")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+}
+
+func corpusImportCommand() cli.Command {
+	return cli.Command{
+		Name: "corpus import", Args: "DIR [estate...]", MinArgs: 1, MaxArgs: -1,
+		Summary: "import the estates' pinned corpus files from a folder into the cache (offline)",
+		Doc: "Imports each named estate's pinned source files (every estate's when none is named) from DIR, a folder laid out like " +
+			"../shared/corpus (<host>/<owner>/<repo>/<commit>/<path>), verifying each file's sha256, into the cache, where runs " +
+			"find them. Needs no network.",
+		Examples: []cli.Example{
+			{What: "every estate's files from the shared corpus", Command: "gauntlet corpus import ../shared/corpus"},
+			{What: "one estate's files, estates from another folder", Command: "gauntlet corpus import ../shared/corpus corpus-k8s-metrics-server --estates ./my-estates"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var cache string
+			registerCache(fs, &cache)
+			estates := registerEstates(fs)
+			return func(ctx context.Context, args []string) error {
+				dir := args[0]
+				return storeCorpus(cache, *estates, args[1:], func(cache string, src *estate.Source) ([]string, error) {
+					return corpus.Import(cache, dir, src)
+				})
+			}
+		},
 	}
-	rest := fs.Args()
-	dir := ""
-	if verb == "import" {
-		if len(rest) == 0 {
-			return fmt.Errorf("usage: gauntlet corpus import DIR [estate...]")
-		}
-		dir, rest = rest[0], rest[1:]
-	}
-	if *cache == "" {
+}
+
+// storeCorpus stores the named estates' (all when none) source files in
+// the cache with store, and says where each went.
+func storeCorpus(cache, estates string, names []string, store func(cache string, src *estate.Source) ([]string, error)) error {
+	if cache == "" {
 		d, err := toolchain.DefaultCacheDir()
 		if err != nil {
 			return err
 		}
-		*cache = d
+		cache = d
 	}
-	names := rest
 	if len(names) == 0 {
 		var err error
-		if names, err = estate.List(*estates); err != nil {
+		if names, err = estate.List(estates); err != nil {
 			return err
 		}
 	}
 	n := 0
 	for _, name := range names {
-		spec, err := estate.Load(*estates, name)
+		spec, err := estate.Load(estates, name)
 		if err != nil {
 			return err
 		}
 		for _, src := range spec.Sources() {
-			var ps []string
-			if verb == "import" {
-				ps, err = corpus.Import(*cache, dir, src)
-			} else {
-				ps, err = corpus.Fetch(ctx, *cache, src)
-			}
+			ps, err := store(cache, src)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
@@ -68,7 +95,7 @@ func runCorpus(ctx context.Context, args []string) error {
 			n += len(ps)
 		}
 	}
-	fmt.Printf("%d corpus file(s) in %s\n", n, *cache)
+	fmt.Printf("%d corpus file(s) in %s\n", n, cache)
 	return nil
 }
 

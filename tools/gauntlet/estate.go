@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,6 +16,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -24,65 +25,129 @@ import (
 // loading the estate then fails naming it.
 const TODO = "TODO"
 
-func runEstate(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "new" {
-		return fmt.Errorf("usage: gauntlet estate new (--dir DIR [--flatten] | --repository R --commit C --path P...) [--name N] [--title T]")
+func estateNewCommand(stdout io.Writer) cli.Command {
+	return cli.Command{
+		Name:    "estate new",
+		Summary: "write an estate for a root: a directory offline, or repository/commit/paths online",
+		Doc: "Writes estates/<name>/estate.yaml for a Terraform root, pinning by sha256 every file the root reads - its .tf files, " +
+			"the local modules it calls and the files it reads (file(), templatefile(), ...), from outside its folder too: from a " +
+			"directory (offline; a folder laid out like ../shared/corpus gives the repository and commit, and the files are cached " +
+			"so a run finds them), or from a repository's paths at a commit (online, a shallow git fetch). A variable a kubernetes " +
+			"provider's config_path reads is set to the run's kubeconfig; a variable with no default is written as TODO, and the " +
+			"estate does not load until it has a value. Then reports what it took, what it could not resolve, the literal cluster " +
+			"settings a run overrides, the providers the toolchain cannot supply (with a commented relax_providers: where the " +
+			"root's constraints exclude the pins), and prints the stage plans a run would derive from the configuration.",
+		Examples: []cli.Example{
+			{What: "an estate for a root in the shared corpus, offline", Command: "gauntlet estate new --dir ../shared/corpus/github.com/owner/repo/<commit>/examples/basic"},
+			{What: "an estate for a repository's folder at a commit, online", Command: "gauntlet estate new --repository https://github.com/owner/repo --commit <40-hex> --path examples/basic --name my-root"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var f estateNewFlags
+			fs.StringVar(&f.dir, "dir", "", "offline: the root's folder, `DIR` (the local modules it calls and the files it reads are taken with it, from outside the folder too)")
+			fs.BoolVar(&f.flatten, "flatten", false, "with --dir: every .tf file below DIR becomes a root file named after its folder (documentation snippets combined into one root)")
+			fs.StringVar(&f.repo, "repository", "", "the `URL` of the repository the files come from (https://host/owner/repo)")
+			fs.StringVar(&f.commit, "commit", "", "the full 40-hex `COMMIT` the files are pinned at")
+			fs.StringVar(&f.repoDir, "repo-dir", "", "with --dir: the root's `FOLDER` inside the repository (inferred from a corpus layout .../<owner>/<repo>/<commit>/<dir>)")
+			fs.Var(&f.paths, "path", "online: the root's folder, or files of one folder, in the repository, a `PATH` (repeatable)")
+			fs.StringVar(&f.name, "name", "", "the estate's `NAME` (default: corpus-<folder>, or corpus-<repository> for a root at the repository's top)")
+			fs.StringVar(&f.title, "title", "", "the estate's `TITLE` (default: the repository and folder)")
+			fs.StringVar(&f.license, "license", "", "the files' license, an SPDX `ID`")
+			estates := registerEstates(fs)
+			registerCache(fs, &f.cache)
+			fs.BoolVar(&f.force, "force", false, "overwrite an existing estate.yaml")
+			return func(ctx context.Context, _ []string) error {
+				if (f.dir == "") == (len(f.paths) == 0) {
+					return cli.Usagef("estate new", "give --dir DIR (offline) or --repository R --commit C --path P... (online)")
+				}
+				if f.dir == "" && (f.repo == "" || f.commit == "") {
+					return cli.Usagef("estate new", "--path needs --repository and --commit")
+				}
+				f.estates = *estates
+				return newEstate(ctx, f, stdout)
+			}
+		},
 	}
-	fs := flag.NewFlagSet("estate new", flag.ContinueOnError)
-	dir := fs.String("dir", "", "offline: a directory holding the root's .tf files (its subfolders are its local modules)")
-	flatten := fs.Bool("flatten", false, "with --dir: every .tf file below DIR becomes a root file named after its folder (documentation snippets combined into one root)")
-	repo := fs.String("repository", "", "the repository the files come from (https://host/owner/repo)")
-	commit := fs.String("commit", "", "the full 40-hex commit they are pinned at")
-	repoDir := fs.String("repo-dir", "", "with --dir: the root's folder inside the repository (inferred from a corpus layout .../<owner>/<repo>/<commit>/<dir>)")
-	var paths multiFlag
-	fs.Var(&paths, "path", "online: a file or folder of the repository (repeatable)")
-	name := fs.String("name", "", "the estate's name (default: corpus-<folder>)")
-	title := fs.String("title", "", "the estate's title")
-	license := fs.String("license", "", "the files' license (SPDX)")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	cache := fs.String("cache", "", "cache directory (default $"+toolchain.CacheEnv+", else the user cache dir)")
-	force := fs.Bool("force", false, "overwrite an existing estate.yaml")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if (*dir == "") == (len(paths) == 0) {
-		return fmt.Errorf("estate new: give --dir DIR (offline) or --repository R --commit C --path P... (online)")
-	}
-	var files map[string][]byte // root path -> content
-	src := &estate.Source{Repository: *repo, Commit: *commit, License: *license}
-	if *dir != "" {
-		abs, err := filepath.Abs(*dir)
+}
+
+// estateNewFlags are estate new's flags.
+type estateNewFlags struct {
+	dir, repo, commit, repoDir, name, title, license, cache, estates string
+	flatten, force                                                   bool
+	paths                                                            multiFlag
+}
+
+// newEstate writes the estate and prints its report on w: what the root
+// reads, what a run changes so it reaches each side's cluster, what the
+// toolchain cannot supply and what only the user knows.
+func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
+	src := &estate.Source{Repository: f.repo, Commit: f.commit, License: f.license}
+	var (
+		files map[string][]byte // path relative to the root's folder -> content
+		taken *estate.Taken
+	)
+	if f.dir != "" {
+		abs, err := filepath.Abs(f.dir)
 		if err != nil {
 			return err
 		}
+		base, rootRel := filepath.Dir(abs), filepath.Base(abs)
 		if r, c, d, ok := corpusLayout(abs); ok {
-			src.Repository, src.Commit = orDefault(*repo, r), orDefault(*commit, c)
-			if *repoDir == "" {
-				*repoDir = d
+			src.Repository, src.Commit = orDefault(f.repo, r), orDefault(f.commit, c)
+			if f.repoDir == "" {
+				f.repoDir = d
+			}
+			base, rootRel = strings.TrimSuffix(strings.TrimSuffix(filepath.ToSlash(abs), d), "/"), orDefault(d, ".")
+		} else {
+			// Outside a corpus layout the tree is the whole file system;
+			// the estate's dir becomes the part the root's files share.
+			base, rootRel = "/", strings.TrimPrefix(filepath.ToSlash(abs), "/")
+		}
+		if f.flatten {
+			if files, err = readDir(abs); err != nil {
+				return err
+			}
+			src.Dir = f.repoDir
+		} else {
+			if taken, err = estate.Closure(estate.DirTree(base), rootRel); err != nil {
+				return fmt.Errorf("estate new: %w", err)
+			}
+			var up int
+			if files, up, err = takenFiles(estate.DirTree(base), taken); err != nil {
+				return err
+			}
+			src.Dir = f.repoDir
+			if src.Dir == "" && up > 0 {
+				// Outside a corpus layout: the folders the files climb to
+				// stand for the repository's.
+				segs := strings.Split(rootRel, "/")
+				src.Dir = strings.Join(segs[max(0, len(segs)-up):], "/")
 			}
 		}
-		src.Dir = *repoDir
-		if files, err = readDir(abs); err != nil {
-			return err
-		}
-		if *name == "" {
-			*name = "corpus-" + slug(filepath.Base(abs))
+		if f.name == "" {
+			f.name = "corpus-" + slug(orDefault(path.Base(src.Dir), repoName(src.Repository)))
+			if src.Dir == "" || src.Dir == "." {
+				f.name = "corpus-" + slug(orDefault(repoName(src.Repository), filepath.Base(abs)))
+			}
 		}
 	} else {
-		if *repo == "" || *commit == "" {
-			return fmt.Errorf("estate new: --path needs --repository and --commit")
-		}
-		tree, err := corpus.ReadTree(ctx, *repo, *commit, paths)
+		tree, err := corpus.OpenTree(ctx, f.repo, f.commit)
 		if err != nil {
 			return err
 		}
-		src.Dir = commonDir(corpus.SortedPaths(tree))
-		files = map[string][]byte{}
-		for p, b := range tree {
-			files[strings.TrimPrefix(strings.TrimPrefix(p, src.Dir), "/")] = b
+		defer tree.Close()
+		root, only := onlinePaths(tree, f.paths)
+		if taken, err = estate.Closure(tree, root, only...); err != nil {
+			return fmt.Errorf("estate new: %w", err)
 		}
-		if *name == "" {
-			*name = "corpus-" + slug(path.Base(orDefault(src.Dir, strings.TrimSuffix(path.Base(paths[0]), ".tf"))))
+		if files, _, err = takenFiles(tree, taken); err != nil {
+			return err
+		}
+		src.Dir = strings.TrimPrefix(taken.Root, ".")
+		if f.name == "" {
+			f.name = "corpus-" + slug(repoName(f.repo))
+			if src.Dir != "" {
+				f.name = "corpus-" + slug(path.Base(src.Dir))
+			}
 		}
 	}
 	if src.Repository == "" {
@@ -94,47 +159,51 @@ func runEstate(ctx context.Context, args []string) error {
 	rootFiles := sortedKeys(files)
 	for _, rel := range rootFiles {
 		sf := estate.SourceFile{Path: rel, SHA256: corpus.Sum(files[rel])}
-		if *flatten && strings.Contains(rel, "/") {
+		if f.flatten && strings.Contains(rel, "/") {
 			sf.As = flatName(rel, rootFiles)
 		}
 		src.Files = append(src.Files, sf)
 	}
-	if *title == "" {
-		*title = strings.TrimPrefix(src.Repository, "https://github.com/") + " " + orDefault(src.Dir, "root")
+	if f.title == "" {
+		f.title = strings.TrimPrefix(src.Repository, "https://github.com/") + " " + orDefault(src.Dir, "root")
 	}
-	// The root as a run lays it out, for the preview and the variables.
+	// The root as a run lays it out - overrides included - for the report,
+	// the preview and the variables.
 	work, err := os.MkdirTemp("", "gauntlet-estate-new-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	for _, sf := range src.Files {
-		to := orDefault(sf.As, sf.Path)
-		if err := os.MkdirAll(filepath.Join(work, filepath.Dir(to)), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(work, to), files[sf.Path], 0o644); err != nil {
-			return err
-		}
-	}
-	vars, required, err := rootVariables(work)
+	root, err := layOut(work, src, files)
 	if err != nil {
 		return err
 	}
-	out := filepath.Join(*estates, *name, "estate.yaml")
-	if _, err := os.Stat(out); err == nil && !*force {
+	laid, err := root.Taken()
+	if err != nil {
+		return err
+	}
+	vars, required, err := rootVariables(root.Dir)
+	if err != nil {
+		return err
+	}
+	for _, r := range required {
+		vars[r] = TODO
+	}
+	out := filepath.Join(f.estates, f.name, "estate.yaml")
+	if _, err := os.Stat(out); err == nil && !f.force {
 		return fmt.Errorf("estate new: %s exists (--force overwrites it)", out)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(out, []byte(specYAML(*name, *title, src, vars)), 0o644); err != nil {
+	needs := laid.ProviderNeeds(supplied(), nil)
+	if err := os.WriteFile(out, []byte(specYAML(f.name, f.title, src, vars, required, needs)), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
-	if *dir != "" && src.Repository != TODO && src.Commit != TODO {
+	fmt.Fprintf(w, "wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
+	if f.dir != "" && src.Repository != TODO && src.Commit != TODO {
 		// The run finds the files verified in the cache, offline.
-		c := *cache
+		c := f.cache
 		if c == "" {
 			if c, err = toolchain.DefaultCacheDir(); err != nil {
 				return err
@@ -152,15 +221,202 @@ func runEstate(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		fmt.Printf("cached the files under %s\n", filepath.Join(c, "corpus"))
+		fmt.Fprintf(w, "cached the files under %s\n", filepath.Join(c, "corpus"))
 	}
+	report(w, taken, laid, root, needs)
 	if src.Repository == TODO || src.Commit == TODO {
-		fmt.Printf("TODO: fill in source.repository and source.commit in %s (or pass --repository and --commit): the estate does not load until they are set\n", out)
+		fmt.Fprintf(w, "TODO: fill in source.repository and source.commit in %s (or pass --repository and --commit): the estate does not load until they are set\n", out)
 	}
 	if len(required) > 0 {
-		fmt.Printf("TODO: the root requires variables with no default: %s - add them under variables: in %s\n", strings.Join(required, ", "), out)
+		fmt.Fprintf(w, "TODO: the root requires variables with no default: %s - written as TODO under variables: in %s; the estate does not load until each has a value\n", strings.Join(required, ", "), out)
 	}
-	return printPreview(os.Stdout, work)
+	return printPreview(w, root.Dir)
+}
+
+// report says what estate new found: the files and modules taken besides
+// the root's own .tf files, what could not be resolved or taken, the
+// cluster settings a run overrides, and the providers it cannot supply.
+func report(w io.Writer, taken, laid *estate.Taken, root *estate.Root, needs []estate.ProviderNeed) {
+	if taken != nil {
+		// Paths are said from the root's folder, as estate.yaml pins them.
+		from := func(p string) string { return fromRoot(taken.Root, p) }
+		var extra []string
+		for _, p := range taken.SortedFiles() {
+			if why := taken.Files[p]; why != "the root" && !strings.HasPrefix(why, "module ") {
+				at := strings.LastIndex(why, " at ")
+				if at > 0 {
+					why = why[:at+4] + from(why[at+4:])
+				}
+				extra = append(extra, fmt.Sprintf("%s (%s)", from(p), why))
+			}
+		}
+		section(w, "files the configuration reads, taken and pinned", extra)
+		var mods []string
+		for _, m := range taken.Modules[1:] {
+			mods = append(mods, relSlash(taken.Root, m))
+		}
+		section(w, "local modules taken, by their path from the root's folder (each folder's .tf files)", mods)
+		section(w, "references that cannot be resolved statically (not taken: their path is known only at plan time)", refs(taken.Root, taken.Unresolved))
+		section(w, "references to files that do not exist or lie outside the repository", refs(taken.Root, taken.Missing))
+		section(w, "module sources that are not local paths (the engines' init would need the network)", refs(taken.Root, taken.Remote))
+	}
+	var cluster []string
+	for _, cs := range laid.Cluster {
+		cs.Pos = fromRoot(laid.Root, cs.Pos)
+		cluster = append(cluster, cs.String()+" - a run points it at each side's cluster through "+estate.ClusterOverride)
+	}
+	section(w, "literal cluster settings", cluster)
+	var ns []string
+	for _, n := range needs {
+		n.Use.Pos = fromRoot(laid.Root, n.Use.Pos)
+		for i, a := range n.Also {
+			if at := strings.LastIndex(a, " at "); at > 0 {
+				n.Also[i] = a[:at+4] + fromRoot(laid.Root, a[at+4:])
+			}
+		}
+		ns = append(ns, n.String())
+	}
+	section(w, "providers the toolchain cannot supply (a run is refused before any cluster starts)", ns)
+	var applied []string
+	for _, d := range root.Applied {
+		applied = append(applied, d.Name+": "+d.Why)
+	}
+	section(w, "what a run changes in the root (shown on the evidence page)", applied)
+}
+
+func section(w io.Writer, title string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
+func refs(root string, rs []estate.Reference) []string {
+	var out []string
+	for _, r := range rs {
+		r.Pos = fromRoot(root, r.Pos)
+		if r.Path != "" {
+			r.Path = fromRoot(root, r.Path)
+		}
+		out = append(out, r.String())
+	}
+	return out
+}
+
+// fromRoot says a tree path ("examples/app/main.tf:3") from the root's
+// folder ("main.tf:3"), a line number kept.
+func fromRoot(root, p string) string {
+	line := ""
+	if i := strings.LastIndex(p, ":"); i > 0 {
+		p, line = p[:i], p[i:]
+	}
+	return relSlash(root, p) + line
+}
+
+// takenFiles reads every taken file, keyed by its path relative to the
+// root's folder ("../../main.tf" for a module called from above it), and
+// says how many folders they climb above it.
+func takenFiles(t estate.Tree, tk *estate.Taken) (map[string][]byte, int, error) {
+	all := tk.SortedFiles()
+	if len(all) == 0 {
+		return nil, 0, fmt.Errorf("estate new: no .tf file in %s", tk.Root)
+	}
+	files := map[string][]byte{}
+	up := 0
+	for _, p := range all {
+		b, err := t.ReadFile(p)
+		if err != nil {
+			return nil, 0, fmt.Errorf("estate new: %w", err)
+		}
+		rel := relSlash(tk.Root, p)
+		files[rel] = b
+		n := 0
+		for strings.HasPrefix(rel[3*n:], "../") {
+			n++
+		}
+		up = max(up, n)
+	}
+	return files, up, nil
+}
+
+// relSlash is the slash path from folder from to file to.
+func relSlash(from, to string) string {
+	r, err := filepath.Rel(filepath.FromSlash("/"+from), filepath.FromSlash("/"+to))
+	if err != nil {
+		return to
+	}
+	return filepath.ToSlash(r)
+}
+
+// onlinePaths turns --path arguments into the root's folder and, when
+// they name files, the only root files to read.
+func onlinePaths(t estate.Tree, paths []string) (string, []string) {
+	if len(paths) == 1 && !strings.HasSuffix(paths[0], ".tf") {
+		return strings.Trim(paths[0], "/"), nil
+	}
+	var only []string
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".tf") {
+			only = append(only, p)
+		}
+	}
+	return commonDir(paths), only
+}
+
+// layOut materialises the root as a run would (a placeholder
+// kubeconfig: nothing reaches a cluster), so what the report says is what
+// a run does.
+func layOut(work string, src *estate.Source, files map[string][]byte) (*estate.Root, error) {
+	spec := &estate.Spec{Name: "estate-new", Source: src}
+	var fetched []estate.Fetched
+	for i, p := range src.Pinned() {
+		f := filepath.Join(work, "files", fmt.Sprint(i))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(f, files[src.Files[i].Path], 0o644); err != nil {
+			return nil, err
+		}
+		fetched = append(fetched, estate.Fetched{RootPath: p.RootPath, File: f})
+	}
+	kc := filepath.Join(work, "placeholder.kubeconfig")
+	const placeholder = "apiVersion: v1\nkind: Config\nclusters: [{name: p, cluster: {server: \"https://127.0.0.1:1\"}}]\nusers: [{name: p, user: {token: p}}]\ncontexts: [{name: p, context: {cluster: p, user: p}}]\ncurrent-context: p\n"
+	if err := os.WriteFile(kc, []byte(placeholder), 0o600); err != nil {
+		return nil, err
+	}
+	pins := supplied()
+	var kube []estate.ProviderPin
+	for _, p := range pins {
+		if p.Name == "kubernetes" {
+			kube = append(kube, p)
+		}
+	}
+	return spec.Materialise(filepath.Join(work, "root"), estate.DefaultRoot, estate.Materials{
+		Fetched: fetched, Substrate: "local", Providers: kube, Supplied: pins, Kubeconfig: kc})
+}
+
+// supplied are the providers the toolchain pins.
+func supplied() []estate.ProviderPin {
+	pins, err := toolchain.DefaultPins()
+	if err != nil {
+		return nil
+	}
+	var out []estate.ProviderPin
+	for _, pr := range pins.Providers {
+		out = append(out, estate.ProviderPin{Name: pr.Type, Source: pr.Namespace + "/" + pr.Type, Version: pr.Version})
+	}
+	return out
+}
+
+// repoName is a repository URL's last part ("terraform-kubernetes-agent").
+func repoName(repository string) string {
+	if repository == "" || repository == TODO {
+		return ""
+	}
+	return path.Base(strings.TrimSuffix(repository, ".git"))
 }
 
 // printPreview prints the stage plans a run would derive, from the
@@ -298,7 +554,7 @@ func rootVariables(dir string) (map[string]string, []string, error) {
 	return vars, req, nil
 }
 
-func specYAML(name, title string, src *estate.Source, vars map[string]string) string {
+func specYAML(name, title string, src *estate.Source, vars map[string]string, required []string, needs []estate.ProviderNeed) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by `gauntlet estate new`: the root's files pinned by sha256. The stage plans\n")
 	fmt.Fprintf(&b, "# (drift, rename, remove, plan_approval) are derived from the root at run time; a section\n")
@@ -319,7 +575,23 @@ func specYAML(name, title string, src *estate.Source, vars map[string]string) st
 	if len(vars) > 0 {
 		b.WriteString("variables:\n")
 		for _, k := range sortedKeys(vars) {
+			if vars[k] == TODO && slices.Contains(required, k) {
+				fmt.Fprintf(&b, "  %s: %s # required by the root (no default): the estate does not load until it has a value\n", k, TODO)
+				continue
+			}
 			fmt.Fprintf(&b, "  %s: %q\n", k, vars[k])
+		}
+	}
+	var relax []estate.ProviderNeed
+	for _, n := range needs {
+		if n.Relaxable {
+			relax = append(relax, n)
+		}
+	}
+	if len(relax) > 0 {
+		b.WriteString("# The root's version constraints exclude the pinned providers; to run it on the pins,\n# declare each relaxation (the evidence page shows it) by uncommenting:\n# relax_providers:\n")
+		for _, n := range relax {
+			fmt.Fprintf(&b, "#   - {provider: %s, constraint: %q, why: \"...\"}  # %s\n", n.Use.Name, n.Use.Constraint, n.Use.Pos)
 		}
 	}
 	return b.String()

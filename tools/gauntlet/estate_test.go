@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,14 +50,14 @@ func TestEstateNewOffline(t *testing.T) {
 		}
 	}
 	estates := filepath.Join(root, "estates")
-	if err := runEstate(context.Background(), []string{"new", "--dir", src, "--estates", estates, "--cache", filepath.Join(root, "cache")}); err != nil {
-		t.Fatal(err)
+	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", src, "--estates", estates, "--cache", filepath.Join(root, "cache")); code != 0 {
+		t.Fatalf("estate new: exit %d: %s", code, stderr)
 	}
 	raw, err := os.ReadFile(filepath.Join(estates, "corpus-app", "estate.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"path: main.tf, sha256: ", "path: modules/m/main.tf, sha256: ", `kube: "${kubeconfig}"`, "repository: TODO"} {
+	for _, want := range []string{"path: main.tf, sha256: ", "path: modules/m/main.tf, sha256: ", `kube: "${kubeconfig}"`, "repository: TODO", "name: TODO"} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("estate.yaml lacks %q:\n%s", want, raw)
 		}
@@ -70,7 +69,113 @@ func TestEstateNewOffline(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(estates, "corpus-app", "estate.yaml"), []byte(fixed), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A required variable left TODO is refused at load, by name.
+	if _, err := estate.Load(estates, "corpus-app"); err == nil || !strings.Contains(err.Error(), "variables name are TODO") {
+		t.Errorf("an estate with a required variable left TODO loaded: %v", err)
+	}
+	fixed = strings.Replace(fixed, "name: TODO", "name: demo", 1)
+	if err := os.WriteFile(filepath.Join(estates, "corpus-app", "estate.yaml"), []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := estate.Load(estates, "corpus-app"); err != nil {
 		t.Errorf("the filled-in estate does not load: %v", err)
+	}
+}
+
+// The acceptance of issue 23: estate new on a root with a template, a
+// literal config_path, an extra provider the toolchain does not supply, a
+// provider constraint that excludes the pin and a module called from
+// "../../" takes every file, and its report names each, starting nothing.
+func TestEstateNewReportsWhatTheRootNeeds(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "example", "kube-app", strings.Repeat("c", 40))
+	writeFiles(t, repo, map[string]string{
+		"main.tf": `resource "kubernetes_config_map_v1" "m" {
+  metadata { name = "from-module" }
+  data = { conf = file("${path.module}/conf/app.conf") }
+}
+`,
+		"conf/app.conf": "level=1",
+		"examples/app/main.tf": `terraform {
+  required_providers {
+    kubernetes = {
+      source  = "hashicorp/kubernetes"
+      version = "~> 2.23"
+    }
+    aws = {
+      source = "hashicorp/aws"
+    }
+  }
+}
+provider "kubernetes" {
+  config_path = "./kubeconfig"
+}
+resource "kubernetes_config_map_v1" "c" {
+  metadata { name = "c" }
+  data = { page = templatefile("${path.module}/templates/page.tpl", { who = "x" }) }
+}
+resource "aws_s3_bucket" "b" {}
+module "base" {
+  source = "../../"
+}
+`,
+		"examples/app/templates/page.tpl": "hello ${who}",
+	})
+	estates := filepath.Join(t.TempDir(), "estates")
+	code, report, stderr := gauntletCLI(t, "estate", "new", "--dir", filepath.Join(repo, "examples", "app"), "--estates", estates, "--cache", filepath.Join(t.TempDir(), "cache"))
+	if code != 0 {
+		t.Fatalf("estate new: exit %d: %s", code, stderr)
+	}
+	t.Log(report)
+	for _, want := range []string{
+		"templates/page.tpl (templatefile at main.tf:17)",
+		"../../conf/app.conf (file at ../../main.tf:3)",
+		"../..",
+		`provider "kubernetes" sets config_path - a run points it at each side's cluster through gauntlet_cluster_override.tf`,
+		`required_providers (and resource "aws_s3_bucket" "b" at main.tf:19) needs hashicorp/aws: the toolchain does not supply it`,
+		`needs hashicorp/kubernetes "~> 2.23": the constraint excludes the pinned 3.2.1`,
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(estates, "corpus-app", "estate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`dir: "examples/app"`, "path: templates/page.tpl, sha256: ", "path: ../../main.tf, sha256: ", "path: ../../conf/app.conf, sha256: ",
+		`#   - {provider: kubernetes, constraint: "~> 2.23", why: "..."}`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("estate.yaml lacks %q:\n%s", want, raw)
+		}
+	}
+	if _, err := estate.Load(estates, "corpus-app"); err != nil {
+		t.Errorf("the estate does not load: %v", err)
+	}
+}
+
+// A root at a repository's top folder is named after the repository, not
+// after the commit folder it lies in.
+func TestEstateNewNamesATopFolderRootAfterItsRepository(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "example", "terraform-kubernetes-thing", strings.Repeat("d", 40))
+	writeFiles(t, repo, map[string]string{"main.tf": "resource \"kubernetes_config_map_v1\" \"c\" {\n  metadata { name = \"c\" }\n}\n"})
+	estates := filepath.Join(t.TempDir(), "estates")
+	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", repo, "--estates", estates, "--cache", filepath.Join(t.TempDir(), "cache")); code != 0 {
+		t.Fatalf("estate new: exit %d: %s", code, stderr)
+	}
+	if _, err := estate.Load(estates, "corpus-terraform-kubernetes-thing"); err != nil {
+		t.Errorf("no estate named after the repository: %v", err)
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, body := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,29 +15,41 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/nodeimage"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
 // pinsFile is the pins file --repin rewrites, relative to the checkout.
 const pinsFile = "third_party/pins.json"
 
-func runKind(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "node-image" {
-		return fmt.Errorf("usage: gauntlet kind node-image [--repin] [--load=false] [--cache DIR] [--offline]")
+func kindNodeImageCommand() cli.Command {
+	return cli.Command{
+		Name:    "kind node-image",
+		Summary: "build the pinned kind node image and load it into Docker",
+		Doc: "Builds the kind node image from pinned Debian packages and Go sources, checks it is the image " + pinsFile + " pins by " +
+			"digest (or, with --repin, rewrites that pin and the locked package set for review), and loads it into a Docker " +
+			"engine: the host's, else one gauntlet starts from pinned packages for this and stops. About 29 minutes cold on two " +
+			"cores; runs on --substrate kind build it on demand.",
+		Examples: []cli.Example{
+			{What: "build, verify against the pin, load", Command: "gauntlet kind node-image"},
+			{What: "accept a changed build: rewrite the pins, do not load", Command: "gauntlet kind node-image --repin --load=false"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var tf toolchainFlags
+			tf.register(fs, false)
+			repin := fs.Bool("repin", false, "accept the package set and digest the build produces: rewrite them in "+pinsFile+" (review the diff)")
+			load := fs.Bool("load", true, "load the image into a Docker engine: the host's, else one gauntlet starts for this and stops (--load=false to skip)")
+			return func(ctx context.Context, _ []string) error { return nodeImage(ctx, &tf, *repin, *load) }
+		},
 	}
-	fs := flag.NewFlagSet("kind node-image", flag.ContinueOnError)
-	var tf toolchainFlags
-	tf.register(fs)
-	repin := fs.Bool("repin", false, "accept the package set and digest the build produces: rewrite them in "+pinsFile+" (review the diff)")
-	load := fs.Bool("load", true, "load the image into a Docker engine: the host's, else one gauntlet starts for this and stops")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
+}
+
+func nodeImage(ctx context.Context, tf *toolchainFlags, repin, load bool) error {
 	l := log.New(os.Stderr)
 	opts := []nodeimage.Option{nodeimage.WithLogger(l), nodeimage.WithOffline(tf.offline)}
 	if tf.cache != "" {
 		opts = append(opts, nodeimage.WithCacheDir(tf.cache))
 	}
-	if *repin {
+	if repin {
 		opts = append(opts, nodeimage.WithUnlockedPackages())
 	}
 	start := time.Now()
@@ -54,7 +65,7 @@ func runKind(ctx context.Context, args []string) error {
 	fmt.Printf("node image %s\n  docker id  %s\n  layer      %d MB, %d Debian packages\n  files      %s\n  built in   %s\n",
 		res.Image, res.ID, res.LayerSize>>20, len(res.Packages), res.Dir, time.Since(start).Round(100*time.Millisecond))
 	if res.Image != pinned.Image || !equal(res.Packages, pins.Kind.NodeBuild.Debian.Locked) {
-		if !*repin {
+		if !repin {
 			return fmt.Errorf("the build is %s but %s pins %s: not the pinned image (re-pin with --repin if the pins changed on purpose)",
 				res.Image, pinsFile, pinned.Image)
 		}
@@ -65,7 +76,7 @@ func runKind(ctx context.Context, args []string) error {
 	} else {
 		fmt.Printf("  matches    the pin in %s\n", pinsFile)
 	}
-	if !*load {
+	if !load {
 		return nil
 	}
 	dopts := []docker.Option{docker.WithLogger(l), docker.WithOffline(tf.offline)}

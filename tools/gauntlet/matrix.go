@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,33 +15,79 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/matrix"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
+func matrixCommand() cli.Command {
+	return cli.Command{
+		Name: "matrix", Args: "<estate> | --all", MinArgs: 0, MaxArgs: 1,
+		Summary: "run an estate with many pinned engines against one oracle and write the parity table",
+		Doc: "Builds the named pinned engines first (one at a time), then runs the estate once per engine against one oracle and " +
+			"writes the parity table - stage x engine, each fail naming the checks that differ, each not-run why - with the stages " +
+			"whose outcome changed between consecutive versions of one engine, to matrix.md, matrix.html, matrix.json and junit.xml, and each " +
+			"engine's own evidence in a folder per engine. The oracle runs once, recorded, and is replayed for the other engines " +
+			"unless --oracle-live. Exits 1 when any engine's run is not clear. With --all it does so for every estate, one after " +
+			"another, each into <out>/<estate>/, and writes <out>/index.md (exit 1 when any estate's matrix is not clear, 3 when the " +
+			"rest are clear but some could not run); --shard I/N takes only the I-th of N parts of the estates and leaves shard.json " +
+			"for `gauntlet merge`.",
+		Examples: []cli.Example{
+			{What: "three engines against the pinned terraform", Command: "gauntlet matrix corpus-k8s-metrics-server --engines tofu@1.8.11,tofu@1.12.6,terraform@1.5.7"},
+			{What: "every pinned engine against stock OpenTofu, keeping earlier runs of this commit", Command: "gauntlet matrix corpus-k8s-metrics-server --engines all --oracle tofu@1.12.6 --reuse"},
+			{What: "the first of two shards of every estate (out/shards/matrix-1-of-2), for `gauntlet merge`", Command: "gauntlet matrix --all --shard 1/2 --engines tofu@1.9.4,tofu@1.12.6"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var f matrixFlags
+			f.tf = &toolchainFlags{}
+			f.tf.register(fs, false)
+			estates := registerEstates(fs)
+			fs.StringVar(&f.engines, "engines", "", "the pinned engines to run, comma-separated `LIST` such as tofu@1.9.4,terraform@1.5.7, or all (required)")
+			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
+			fs.StringVar(&f.substrate, "substrate", "local", "where the clusters run, `NAME`: local or kind")
+			fs.StringVar(&f.out, "out", "", "the `DIR` to write matrix.md, matrix.html, matrix.json, junit.xml and one evidence folder per engine to; with --all, the folder holding one per estate and index.md (default: out/matrix/<estate>; with --all, out/matrix, or out/shards/matrix-I-of-N with --shard)")
+			fs.StringVar(&f.stages, "stages", "", "run only these stages, comma-separated `IDS`, with the stages they depend on (default: all)")
+			fs.IntVar(&f.jobs, "jobs", 0, "engine runs at once, `N`, each with its own two clusters (default: one per two cores on local, 1 on kind)")
+			fs.BoolVar(&f.oracleLive, "oracle-live", false, "run the oracle live with every engine instead of once, recorded, and replayed for the others")
+			fs.BoolVar(&f.reuse, "reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
+			all := fs.Bool("all", false, "every estate in --estates, one after another, each into <out>/<estate>/, and <out>/index.md")
+			var sh shard
+			fs.Var(&sh, "shard", "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin), and shard.json for `gauntlet merge`")
+			return func(ctx context.Context, args []string) error {
+				if f.engines == "" {
+					return cli.Usagef("matrix", "--engines is required: a comma-separated list of pinned engines, or all")
+				}
+				if err := checkSubstrate("matrix", f.substrate, "local", "kind"); err != nil {
+					return err
+				}
+				f.estates = *estates
+				f.reproduce = "go run ./tools/gauntlet matrix " + strings.Join(fs.CommandLine(), " ")
+				if err := estateOrAll("matrix", args, *all, sh); err != nil {
+					return err
+				}
+				if *all {
+					return forEstates(ctx, "matrix", f.estates, sh, f.out, filepath.Join("out", "matrix"), func(name, dir string) error {
+						return runMatrix(ctx, name, dir, f)
+					})
+				}
+				return runMatrix(ctx, args[0], f.out, f)
+			}
+		},
+	}
+}
+
+type matrixFlags struct {
+	tf                                               *toolchainFlags
+	estates, engines, oracle, substrate, out, stages string
+	jobs                                             int
+	oracleLive, reuse                                bool
+	reproduce                                        string
+}
+
 // runMatrix runs an estate once per engine against one oracle and writes
-// the parity table and every engine's evidence under out/matrix/<estate>.
-func runMatrix(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	var tf toolchainFlags
-	tf.register(fs)
-	engines := fs.String("engines", "", "comma-separated pinned engines, e.g. tofu@1.9.4,terraform@1.5.7, or `all`")
-	oracle := fs.String("oracle", "terraform", "the oracle: terraform@1.11.4 (default) or tofu@1.12.6")
-	substrate := fs.String("substrate", "local", "local or kind")
-	out := fs.String("out", "", "directory for matrix.md, matrix.html, matrix.json, junit.xml and one evidence folder per engine (default out/matrix/<estate>)")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
-	jobs := fs.Int("jobs", 0, "engine runs at once, each with its own two clusters (default: one per two cores on local, 1 on kind)")
-	oracleLive := fs.Bool("oracle-live", false, "run the oracle live with every engine (default: once, recorded, and replayed for the other engines)")
-	reuse := fs.Bool("reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
-	if err := fs.Parse(reorder(args)); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 || *engines == "" {
-		return fmt.Errorf("usage: gauntlet matrix <estate> --engines tofu@1.9.4,terraform@1.5.7,... [--oracle terraform@1.11.4|tofu@1.12.6]")
-	}
-	if len(tf.tools) > 0 {
-		return fmt.Errorf("--tool is not supported here: the matrix runs pinned engines")
-	}
-	spec, err := estate.Load(*estates, fs.Arg(0))
+// the parity table and every engine's evidence to out (default
+// out/matrix/<estate>).
+func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
+	tf := f.tf
+	spec, err := estate.Load(f.estates, name)
 	if err != nil {
 		return err
 	}
@@ -50,7 +95,7 @@ func runMatrix(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	refs, err := engineRefs(pins, *engines)
+	refs, err := engineRefs(pins, f.engines)
 	if err != nil {
 		return err
 	}
@@ -58,15 +103,15 @@ func runMatrix(ctx context.Context, args []string) error {
 	for _, e := range refs {
 		specs = append(specs, e.String())
 	}
-	if _, _, err := matrix.Resolve(pins, specs, *oracle); err != nil {
+	if _, _, err := matrix.Resolve(pins, specs, f.oracle); err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = filepath.Join("out", "matrix", spec.Name)
+	if out == "" {
+		out = filepath.Join("out", "matrix", spec.Name)
 	}
 	var selected []string
-	if *stages != "" {
-		selected = strings.Split(*stages, ",")
+	if f.stages != "" {
+		selected = strings.Split(f.stages, ",")
 	}
 	l := log.New(os.Stderr)
 	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
@@ -83,12 +128,12 @@ func runMatrix(ctx context.Context, args []string) error {
 		b, _ := tc.Binary(e.Tool)
 		shas[e.Tool] = b.SHA256
 	}
-	_, orc, _ := matrix.Resolve(pins, specs, *oracle)
+	_, orc, _ := matrix.Resolve(pins, specs, f.oracle)
 	commit := gitCommit(ctx)
 	var reuseRun func(string) *result.Run
-	if *reuse {
+	if f.reuse {
 		reuseRun = func(tool string) *result.Run {
-			raw, err := os.ReadFile(filepath.Join(*out, tool, evidence.JSONFile))
+			raw, err := os.ReadFile(filepath.Join(out, tool, evidence.JSONFile))
 			if err != nil {
 				return nil
 			}
@@ -103,7 +148,7 @@ func runMatrix(ctx context.Context, args []string) error {
 					ref = e
 				}
 			}
-			if err := matrix.Reusable(&r, spec.Name, commit, *substrate, ref, orc, shas[tool], selected); err != nil {
+			if err := matrix.Reusable(&r, spec.Name, commit, f.substrate, ref, orc, shas[tool], selected); err != nil {
 				l.Infof("matrix: %s runs again: %v", ref, err)
 				return nil
 			}
@@ -111,13 +156,13 @@ func runMatrix(ctx context.Context, args []string) error {
 		}
 	}
 	start := time.Now()
-	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: *oracle, Substrate: *substrate, CacheDir: tf.cache,
-		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: *jobs, OracleLive: *oracleLive,
-		Reproduce: "go run ./tools/gauntlet matrix " + strings.Join(args, " ")})
+	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: f.oracle, Substrate: f.substrate, CacheDir: tf.cache,
+		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: f.jobs, OracleLive: f.oracleLive,
+		Reproduce: f.reproduce})
 	if err != nil {
 		return err
 	}
-	paths, err := matrix.WriteAll(*out, m)
+	paths, err := matrix.WriteAll(out, m)
 	if err != nil {
 		return err
 	}
@@ -143,7 +188,7 @@ func runMatrix(ctx context.Context, args []string) error {
 		return ctx.Err()
 	}
 	if !m.Clear() {
-		return runExit(1)
+		return cli.NotClear(fmt.Errorf("not every engine's run is clear (see %s)", out))
 	}
 	return nil
 }

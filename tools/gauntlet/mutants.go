@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,39 +11,68 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/mutant"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
+
+func mutantsCommand() cli.Command {
+	return cli.Command{
+		Name: "mutants", Args: "<estate> | --all", MinArgs: 0, MaxArgs: 1,
+		Summary: "run the gauntlet with each mutant engine as the subject and write the kill matrix",
+		Doc: "Runs the estate's gauntlet once per mutant engine - the pinned OpenTofu wrapped by gauntlet-mutant, breaking one promise " +
+			"the way a real engine regression would - and writes the kill matrix, score first and survivors before kills, to " +
+			"mutants.md and mutants.json. Exits 1 unless every mutant was caught by a stage it names. With --all it does so for every " +
+			"estate, one after another, each into <out>/<estate>/, and writes <out>/index.md (exit 1 when any estate has a survivor, " +
+			"3 when the rest are killed but some could not run); --shard I/N takes only the I-th of N parts of the estates and leaves " +
+			"shard.json for `gauntlet merge`.",
+		Examples: []cli.Example{
+			{What: "every mutant, stopping each once an expected stage caught it", Command: "gauntlet mutants corpus-k8s-metrics-server"},
+			{What: "one mutant and the planted survivor, every stage for each (a full matrix; exits 1: identity survives)", Command: "gauntlet mutants corpus-k8s-metrics-server --mutants drop-one-create,identity --all-stages"},
+			{What: "every estate's kill matrix, the second of three shards (out/shards/mutants-2-of-3), for `gauntlet merge`", Command: "gauntlet mutants --all --shard 2/3"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var tf toolchainFlags
+			tf.register(fs, false)
+			estates := registerEstates(fs)
+			substrate := fs.String("substrate", "local", "where the clusters run, `NAME`: local or kind")
+			out := fs.String("out", "", "the `DIR` to write mutants.md and mutants.json to; with --all, the folder holding one per estate and index.md (default: out/<estate>; with --all, out, or out/shards/mutants-I-of-N with --shard)")
+			only := fs.String("mutants", "", "run only these mutants, comma-separated `NAMES` (default: all but identity, the planted survivor that shows the matrix reports survivors)")
+			allStages := fs.Bool("all-stages", false, "run every stage for every mutant (a full matrix) instead of stopping once an expected stage caught it")
+			every := fs.Bool("all", false, "every estate in --estates, one after another, each into <out>/<estate>/, and <out>/index.md")
+			var sh shard
+			fs.Var(&sh, "shard", "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin), and shard.json for `gauntlet merge`")
+			return func(ctx context.Context, args []string) error {
+				if err := checkSubstrate("mutants", *substrate, "local", "kind"); err != nil {
+					return err
+				}
+				if err := estateOrAll("mutants", args, *every, sh); err != nil {
+					return err
+				}
+				one := func(name, dir string) error {
+					return runMutants(ctx, name, &tf, *estates, *substrate, dir, *only, *allStages)
+				}
+				if *every {
+					return forEstates(ctx, "mutants", *estates, sh, *out, "out", one)
+				}
+				return one(args[0], *out)
+			}
+		},
+	}
+}
 
 // runMutants runs the estate's gauntlet once per mutant engine and writes
 // the kill matrix; it fails when any mutant was not caught by a stage it
 // names.
-func runMutants(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
-	var tf toolchainFlags
-	tf.register(fs)
-	substrate := fs.String("substrate", "local", "local or kind")
-	out := fs.String("out", "", "directory for mutants.md and mutants.json (default out/<estate>)")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	only := fs.String("mutants", "", "comma-separated mutants to run (default: all; `identity` is the planted survivor)")
-	all := fs.Bool("all-stages", false, "run every stage for every mutant (a full matrix) instead of stopping once an expected stage caught it")
-	if err := fs.Parse(reorder(args)); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: gauntlet mutants <estate> [--mutants a,b] [--all-stages]")
-	}
-	if len(tf.tools) > 0 {
-		return fmt.Errorf("--tool is not supported here: mutants wrap the pinned tofu")
-	}
-	spec, err := estate.Load(*estates, fs.Arg(0))
+func runMutants(ctx context.Context, name string, tf *toolchainFlags, estates, substrate, out, only string, all bool) error {
+	spec, err := estate.Load(estates, name)
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = filepath.Join("out", spec.Name)
+	if out == "" {
+		out = filepath.Join("out", spec.Name)
 	}
 	var names []string
-	if *only != "" {
-		names = strings.Split(*only, ",")
+	if only != "" {
+		names = strings.Split(only, ",")
 	}
 	ms, err := mutant.Select(names)
 	if err != nil {
@@ -55,11 +83,11 @@ func runMutants(ctx context.Context, args []string) error {
 		return err
 	}
 	start := time.Now()
-	m, err := mutant.Run(ctx, spec, mutant.Options{Mutants: ms, Substrate: *substrate, CacheDir: tf.cache, Offline: tf.offline, Logger: l, AllStages: *all})
+	m, err := mutant.Run(ctx, spec, mutant.Options{Mutants: ms, Substrate: substrate, CacheDir: tf.cache, Offline: tf.offline, Logger: l, AllStages: all})
 	if err != nil {
 		return err
 	}
-	paths, err := mutant.WriteAll(*out, m)
+	paths, err := mutant.WriteAll(out, m)
 	if err != nil {
 		return err
 	}
@@ -75,5 +103,8 @@ func runMutants(ctx context.Context, args []string) error {
 	for _, p := range paths {
 		fmt.Println("wrote", p)
 	}
-	return m.Err()
+	if err := m.Err(); err != nil {
+		return cli.NotClear(err)
+	}
+	return nil
 }

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,130 +14,238 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
-// runExit carries the run's exit code (1 when not clear, 128+signal when
-// a signal cancelled it) to main.
-type runExit int
-
-func (e runExit) Error() string {
-	if e > 128 {
-		return fmt.Sprintf("the run was cancelled (exit %d)", int(e))
+func runCommand() cli.Command {
+	return cli.Command{
+		Name: "run", Args: "<estate> | --all", MinArgs: 0, MaxArgs: 1,
+		Summary: "run an estate's gauntlet and write its evidence",
+		Doc: "Runs the estate through its life - cold deploy, migrate, replan, no-op apply, drift, rename, remove, count, replace, crash, " +
+			"teardown, plan-review-apply, greenfield - with the engine under test on one cluster and the pinned stock oracle on a second, " +
+			"every check proven by a BREAK. Resolves the toolchain and imports the estate's corpus files first (from $GAUNTLET_CORPUS_DIR, " +
+			"else ../shared/corpus, else a git fetch when online), prints each stage's verdict, and writes evidence.md, run.json and " +
+			"junit.xml. Exits 0 only when the run is clear, 1 when it is not. With --all it runs every estate, one after another, each " +
+			"into <out>/<estate>/, and writes <out>/index.md; --shard I/N runs only the I-th of N parts of them and leaves shard.json " +
+			"for `gauntlet merge`. --all exits 1 when any estate's run is not clear, 3 when every run that finished was clear but some " +
+			"estate could not run.",
+		Examples: []cli.Example{
+			{What: "the main job: one estate on local control planes, evidence in out/corpus-k8s-metrics-server", Command: "gauntlet run corpus-k8s-metrics-server"},
+			{What: "your own engine build on two existing clusters", Command: "gauntlet run corpus-k8s-metrics-server --engine ./bin/tofu --substrate kubeconfig --subject-kubeconfig a.yaml --oracle-kubeconfig b.yaml"},
+			{What: "the second half of every estate, for `gauntlet merge` with the first (out/shards/run-2-of-2)", Command: "gauntlet run --all --shard 2/2"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var p runParams
+			p.tf.register(fs, false)
+			p.sides.register(fs)
+			estates := registerEstates(fs)
+			out := fs.String("out", "", "the `DIR` to write evidence.md, run.json and junit.xml to; with --all, the folder holding one per estate and index.md (default: out/<estate>; with --all, out, or out/shards/run-I-of-N with --shard)")
+			fs.BoolVar(&p.keep, "keep", false, "keep the work directory, in <out>/work: roots, states, one log per engine call")
+			stages := fs.String("stages", "", "run only these stages, comma-separated `IDS`, with the stages they depend on (default: all)")
+			rec := fs.Bool("record", false, "keep the evidence in a new conformance/runs/<run>/ and append its rows to the ledger; needs a clean tree and the runner built from it (commit both afterwards)")
+			all := fs.Bool("all", false, "run every estate in --estates, one after another, each into <out>/<estate>/, and write <out>/index.md")
+			var sh shard
+			fs.Var(&sh, "shard", "with --all: run only part `I/N` of the estates (the I-th of N; sorted by name, round robin) and write shard.json for `gauntlet merge`")
+			return func(ctx context.Context, args []string) error {
+				// The sides are checked before anything starts: a usage
+				// error names the fix.
+				if _, err := p.sides.options("run"); err != nil {
+					return err
+				}
+				p.estates = *estates
+				p.reproduce = "go run ./tools/gauntlet run " + strings.Join(fs.CommandLine(), " ")
+				if *stages != "" {
+					p.stages = strings.Split(*stages, ",")
+				}
+				if err := estateOrAll("run", args, *all, sh); err != nil {
+					return err
+				}
+				if *all {
+					return runAll(ctx, p, *out, *rec, sh)
+				}
+				p.name, p.out = args[0], *out
+				if p.out == "" {
+					p.out = filepath.Join("out", p.name)
+				}
+				// A recorded run is checked before any cluster starts: a
+				// dirty tree, or a binary not built from it, is refused
+				// here, not after a minute of running.
+				if *rec {
+					exe, err := os.Executable()
+					if err != nil {
+						return fmt.Errorf("record: the running binary: %w", err)
+					}
+					if p.rc, err = prepareRecord(ctx, exe, p.name, p.sides.substrate, p.stages, p.sides.engine, p.sides.oracle); err != nil {
+						return err
+					}
+				}
+				res, err := runOne(ctx, p)
+				if err != nil {
+					return err
+				}
+				return runOutcome(res)
+			}
+		},
 	}
-	return fmt.Sprintf("the run is not clear (exit %d)", int(e))
 }
-func (e runExit) ExitCode() int { return int(e) }
 
-func runRun(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	var tf toolchainFlags
-	tf.register(fs)
-	enginePath := fs.String("engine", "", "engine under test: a path, or a pinned engine such as tofu@1.9.4 (built on demand; default: the pinned OpenTofu)")
-	oracle := fs.String("oracle", "", "the oracle: a pinned engine, terraform@1.11.4 (default) or tofu@1.12.6")
-	substrate := fs.String("substrate", "local", "local, kind or kubeconfig")
-	subjectKC := fs.String("subject-kubeconfig", "", "with --substrate kubeconfig: the subject's cluster")
-	oracleKC := fs.String("oracle-kubeconfig", "", "with --substrate kubeconfig: the oracle's cluster")
-	out := fs.String("out", "", "directory for evidence.md, run.json and junit.xml (default out/<estate>)")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	keep := fs.Bool("keep", false, "keep the work directory (roots, states, engine logs)")
-	stages := fs.String("stages", "", "comma-separated stages to run (with what they depend on); default all")
-	rec := fs.Bool("record", false, "keep the evidence in a new conformance/runs/<run>/ and append its rows to the ledger (needs a clean tree; commit them)")
-	if err := fs.Parse(reorder(args)); err != nil {
-		return err
+// runOutcome is a finished run's exit: nil when clear, its own code (1,
+// or 128+signal) otherwise.
+func runOutcome(res *result.Run) error {
+	switch {
+	case res.Cancelled != nil:
+		return &cli.ExitError{Code: res.ExitCode, Err: fmt.Errorf("the run was cancelled (%s during %q)", res.Cancelled.Signal, res.Cancelled.Stage)}
+	case res.ExitCode != 0:
+		return &cli.ExitError{Code: res.ExitCode, Err: fmt.Errorf("the run is not clear (exit %d)", res.ExitCode)}
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: gauntlet run <estate> [flags]  (gauntlet list shows the estates)")
-	}
-	name := fs.Arg(0)
-	spec, err := estate.Load(*estates, name)
+	return nil
+}
+
+// runParams is one estate's run as `run` (and `run --all`, `record`)
+// starts it.
+type runParams struct {
+	name, estates, out string
+	sides              sideFlags
+	keep               bool
+	stages             []string
+	tf                 toolchainFlags
+	reproduce          string
+	// rc records the run when set (run --record); session, when set,
+	// labels the run with the session's commit (its own recordings
+	// aside, the tree is clean).
+	rc      *recording
+	session *recordSession
+}
+
+// runOne runs one estate, writes its evidence to p.out, prints its
+// stages and, with p.rc, records it: the one path every command that runs
+// an estate for evidence takes.
+func runOne(ctx context.Context, p runParams) (*result.Run, error) {
+	sideOpts, err := p.sides.options("run")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if *out == "" {
-		*out = filepath.Join("out", name)
-	}
-	var selected []string
-	if *stages != "" {
-		selected = strings.Split(*stages, ",")
-	}
-	// A recorded run is checked before any cluster starts: a dirty tree
-	// is refused here, not after a minute of running.
-	var rc *recording
-	if *rec {
-		if rc, err = prepareRecord(ctx, name, *substrate, selected, *enginePath, *oracle); err != nil {
-			return err
-		}
+	spec, err := estate.Load(p.estates, p.name)
+	if err != nil {
+		return nil, err
 	}
 	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
-		return err
+	if err := ensureCorpus(ctx, spec, p.tf.cache, p.tf.offline, l); err != nil {
+		return nil, err
 	}
-	opts := []gauntlet.Option{
-		gauntlet.WithLogger(l), gauntlet.WithSubstrate(*substrate), gauntlet.WithOffline(tf.offline), gauntlet.WithKeep(*keep),
-		gauntlet.WithCommit(gitCommit(ctx)), gauntlet.WithReproduce("go run ./tools/gauntlet run " + strings.Join(args, " ")),
+	commit := gitCommit(ctx)
+	if p.session != nil {
+		commit = p.session.commit(ctx)
 	}
-	if *substrate == "kubeconfig" {
-		opts = append(opts, gauntlet.WithKubeconfigs(*subjectKC, *oracleKC))
+	opts := append([]gauntlet.Option{
+		gauntlet.WithLogger(l), gauntlet.WithOffline(p.tf.offline), gauntlet.WithKeep(p.keep),
+		gauntlet.WithCommit(commit), gauntlet.WithReproduce(p.reproduce),
+	}, sideOpts...)
+	if p.tf.cache != "" {
+		opts = append(opts, gauntlet.WithCacheDir(p.tf.cache))
 	}
-	switch {
-	case isEngineSpec(*enginePath):
-		opts = append(opts, gauntlet.WithEnginePin(*enginePath))
-	case *enginePath != "":
-		opts = append(opts, gauntlet.WithEngine(*enginePath))
+	if len(p.stages) > 0 {
+		opts = append(opts, gauntlet.WithStages(p.stages...))
 	}
-	if *oracle != "" {
-		opts = append(opts, gauntlet.WithOraclePin(*oracle))
-	}
-	if tf.cache != "" {
-		opts = append(opts, gauntlet.WithCacheDir(tf.cache))
-	}
-	if len(selected) > 0 {
-		opts = append(opts, gauntlet.WithStages(selected...))
-	}
-	if *keep {
-		opts = append(opts, gauntlet.WithWorkDir(filepath.Join(*out, "work")))
+	if p.keep {
+		opts = append(opts, gauntlet.WithWorkDir(filepath.Join(p.out, "work")))
 	}
 	start := time.Now()
 	res, err := gauntlet.Run(ctx, spec, opts...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	paths, err := evidence.WriteAll(*out, res)
+	paths, err := evidence.WriteAll(p.out, res)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Printf("%s in %s: %s\n", name, time.Since(start).Round(100*time.Millisecond), evidence.Headline(res))
+	fmt.Printf("%s in %s: %s\n", p.name, time.Since(start).Round(100*time.Millisecond), evidence.Headline(res))
 	for _, s := range res.Stages {
 		fmt.Printf("  %-22s %-8s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
 	}
-	for _, p := range paths {
-		fmt.Println("wrote", p)
+	for _, path := range paths {
+		fmt.Println("wrote", path)
 	}
-	if rc != nil {
-		dir, err := rc.record(ctx, res)
+	if p.rc != nil {
+		dir, err := p.rc.record(ctx, res)
 		if err != nil {
-			return fmt.Errorf("record: %w", err)
+			return res, fmt.Errorf("record: %w", err)
 		}
+		p.rc.dir = dir
 		fmt.Printf("recorded in %s and %s: commit both; `gauntlet status` derives proof from them\n", ledgerPath, dir)
 	}
-	if res.ExitCode != 0 {
-		return runExit(res.ExitCode)
+	return res, nil
+}
+
+// sideFlags pick the two sides of a run: the engine under test, the
+// oracle, and the clusters they run on. run, bench and soak share them.
+type sideFlags struct {
+	engine, oracle, substrate string
+	subjectKC, oracleKC       string
+}
+
+func (f *sideFlags) register(fs *cli.FlagSet) {
+	fs.StringVar(&f.engine, "engine", "", "the engine under test, `ENGINE`: the path of any Terraform-compatible CLI, or a pinned engine such as tofu@1.9.4, built on demand (default: the pinned OpenTofu)")
+	fs.StringVar(&f.oracle, "oracle", "", "the oracle, a pinned `ENGINE`: terraform@1.11.4 or tofu@1.12.6 (default: the pinned terraform)")
+	fs.StringVar(&f.substrate, "substrate", "local", "where the clusters run, `NAME`: local (control planes as child processes), kind (real nodes, as root) or kubeconfig (two existing clusters)")
+	fs.StringVar(&f.subjectKC, "subject-kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the subject's cluster's kubeconfig")
+	fs.StringVar(&f.oracleKC, "oracle-kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the oracle's cluster's kubeconfig (another cluster than the subject's)")
+}
+
+// options checks the flags together (a usage error names the fix) and
+// turns them into the run's options.
+func (f *sideFlags) options(cmd string) ([]gauntlet.Option, error) {
+	if err := checkSubstrate(cmd, f.substrate, "local", "kind", "kubeconfig"); err != nil {
+		return nil, err
 	}
-	return nil
+	if f.substrate == "kubeconfig" {
+		if f.subjectKC == "" || f.oracleKC == "" {
+			return nil, cli.Usagef(cmd, "--substrate kubeconfig runs on two existing clusters: give --subject-kubeconfig PATH and --oracle-kubeconfig PATH")
+		}
+		if f.subjectKC == f.oracleKC {
+			return nil, cli.Usagef(cmd, "--subject-kubeconfig and --oracle-kubeconfig are both %s: the two sides need two different clusters", f.subjectKC)
+		}
+	} else if f.subjectKC != "" || f.oracleKC != "" {
+		return nil, cli.Usagef(cmd, "--subject-kubeconfig and --oracle-kubeconfig are for --substrate kubeconfig (this is --substrate %s)", f.substrate)
+	}
+	opts := []gauntlet.Option{gauntlet.WithSubstrate(f.substrate)}
+	if f.substrate == "kubeconfig" {
+		opts = append(opts, gauntlet.WithKubeconfigs(f.subjectKC, f.oracleKC))
+	}
+	switch {
+	case isEngineSpec(f.engine):
+		opts = append(opts, gauntlet.WithEnginePin(f.engine))
+	case f.engine != "":
+		opts = append(opts, gauntlet.WithEngine(f.engine))
+	}
+	if f.oracle != "" {
+		opts = append(opts, gauntlet.WithOraclePin(f.oracle))
+	}
+	return opts, nil
+}
+
+// checkSubstrate refuses a substrate the command cannot use, naming the
+// ones it can.
+func checkSubstrate(cmd, substrate string, allowed ...string) error {
+	if slices.Contains(allowed, substrate) {
+		return nil
+	}
+	if substrate == "kubeconfig" {
+		return cli.Usagef(cmd, "--substrate kubeconfig is not for %s: it starts two clusters per engine run; use %s", cmd, strings.Join(allowed, " or "))
+	}
+	return cli.Usagef(cmd, "--substrate %q: want %s", substrate, strings.Join(allowed, ", "))
+}
+
+// registerEstates declares --estates.
+func registerEstates(fs *cli.FlagSet) *string {
+	return fs.String("estates", "estates", "the `DIR` holding the estates, one folder with an estate.yaml each")
 }
 
 // isEngineSpec tells a pinned engine ("tofu@1.9.4") from a path: it has
 // an @ and no slash.
 func isEngineSpec(v string) bool {
 	return strings.Contains(v, "@") && !strings.Contains(v, "/")
-}
-
-// reorder lets the estate name come before the flags.
-func reorder(args []string) []string {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return append(append([]string{}, args[1:]...), args[0])
-	}
-	return args
 }
 
 // gitCommit is the gauntlet checkout's commit, "-dirty" when it has
@@ -156,18 +264,27 @@ func gitCommit(ctx context.Context) string {
 	return c
 }
 
-func runList(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	if err := fs.Parse(args); err != nil {
-		return err
+func listCommand() cli.Command {
+	return cli.Command{
+		Name:    "list",
+		Summary: "list the estates",
+		Doc: "Lists every estate under --estates with its lane, set and title; an estate whose estate.yaml does not load is listed " +
+			"as INVALID with the loader's error.",
+		Examples: []cli.Example{{What: "the estates of this checkout", Command: "gauntlet list"}},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			estates := registerEstates(fs)
+			return func(ctx context.Context, _ []string) error { return listEstates(*estates) }
+		},
 	}
-	names, err := estate.List(*estates)
+}
+
+func listEstates(estates string) error {
+	names, err := estate.List(estates)
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
-		spec, err := estate.Load(*estates, n)
+		spec, err := estate.Load(estates, n)
 		if err != nil {
 			fmt.Printf("%-32s INVALID: %v\n", n, err)
 			continue

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -10,45 +9,35 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
-// soakExit is a soak whose runs did not all agree.
-type soakExit struct{ stages int }
-
-func (e soakExit) Error() string {
-	return fmt.Sprintf("%d stage(s) differ between runs: a flaky stage is a bug to fix, not to retry", e.stages)
+func soakCommand() cli.Command {
+	return cli.Command{
+		Name: "soak", Args: "<estate>", MinArgs: 1, MaxArgs: 1,
+		Summary: "run an estate n times and report any stage whose verdicts or figures differ",
+		Doc: "Runs the estate n times, one after the other, and reports every stage whose outcome differs between runs: its verdict " +
+			"(and reason), a check's verdict, a BREAK's outcome, or a figure that must repeat exactly (engine calls, plans, planned " +
+			"changes); API request counts depend on controllers' timing, so they are shown as a range, not compared. Exits 1 if " +
+			"anything differs: a flaky stage is a bug to fix, not to retry.",
+		Examples: []cli.Example{
+			{What: "twenty runs on local control planes", Command: "gauntlet soak corpus-k8s-metrics-server -n 20"},
+			{What: "five runs on two existing clusters", Command: "gauntlet soak corpus-k8s-metrics-server -n 5 --substrate kubeconfig --subject-kubeconfig a.yaml --oracle-kubeconfig b.yaml"},
+		},
+		Setup: repeatedRuns("soak", 20, 2, "compare `N` runs (at least 2)", runSoak),
+	}
 }
-func (e soakExit) ExitCode() int { return 1 }
 
 // runSoak runs an estate n times and reports every stage whose outcome
 // differs between runs: its verdict (and reason), a check's verdict, a
 // BREAK's outcome, or a figure that must repeat exactly (engine calls,
 // plans, planned changes). API request counts depend on controllers'
 // timing, so they are shown as a range, not compared.
-func runSoak(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	n := fs.Int("n", 20, "runs")
-	substrate := fs.String("substrate", "local", "local, kind or kubeconfig")
-	estates := fs.String("estates", "estates", "directory holding the estates")
-	verbose := fs.Bool("v", false, "show each run's progress")
-	if err := fs.Parse(reorder(args)); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 || *n < 2 {
-		return fmt.Errorf("usage: gauntlet soak <estate> [-n runs, at least 2]")
-	}
-	spec, err := estate.Load(*estates, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	l := log.Discard()
-	if *verbose {
-		l = log.New(os.Stderr)
-	}
-	runs, _, err := runMany(ctx, spec, *n, *substrate, l)
+func runSoak(ctx context.Context, spec *estate.Spec, n int, opts []gauntlet.Option) error {
+	runs, _, err := runMany(ctx, spec, n, opts)
 	if err != nil {
 		return err
 	}
@@ -89,7 +78,7 @@ func runSoak(ctx context.Context, args []string) error {
 			fmt.Printf("  %s: %s\n", r.id, d)
 		}
 	}
-	return soakExit{differ}
+	return cli.NotClear(fmt.Errorf("%d stage(s) differ between runs: a flaky stage is a bug to fix, not to retry", differ))
 }
 
 // soakRow is one stage across every run.

@@ -12,14 +12,16 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
 const (
-	registryPath = "conformance/requirements.yaml"
+	registryPath = conformance.RegistryPath
 	runsDir      = "conformance/runs"
 	ledgerPath   = "conformance/runs/ledger.jsonl"
 )
@@ -30,27 +32,24 @@ type recording struct {
 	git    conformance.Git
 	head   string
 	inputs *conformance.Inputs
+	// session, when one command records many runs, tells its own
+	// recordings apart from a change to the tree; dir is the run folder
+	// once recorded.
+	session *recordSession
+	dir     string
 }
 
 // prepareRecord refuses a dirty tree (naming the files) and computes the
 // run's inputs, before anything starts.
-func prepareRecord(ctx context.Context, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
-	g := conformance.Git{Dir: "."}
-	dirty, err := g.Dirty(ctx)
+//
+// exe is the running binary: it must be the runner built from this clean
+// tree (see conformance.CheckBinary), with no workspace and no replace
+// outside the module, or the proof would be about other code than its
+// inputs name.
+func prepareRecord(ctx context.Context, exe, estateName, substrate string, stages []string, engineSpec, oracleSpec string) (*recording, error) {
+	g, head, tree, err := cleanTree(ctx, exe)
 	if err != nil {
-		return nil, fmt.Errorf("record: is the tree clean? %w", err)
-	}
-	if len(dirty) > 0 {
-		return nil, fmt.Errorf("record: the tree has uncommitted changes, and a proof must be about a commit; commit, stash or remove (or .gitignore) these, then run again:\n  %s",
-			strings.Join(dirty, "\n  "))
-	}
-	head, err := g.Head(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	tree, err := conformance.NewTree(ctx, ".")
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
+		return nil, err
 	}
 	clis, err := recordCLIs(tree, engineSpec, oracleSpec)
 	if err != nil {
@@ -61,6 +60,37 @@ func prepareRecord(ctx context.Context, estateName, substrate string, stages []s
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	return &recording{git: g, head: head, inputs: in}, nil
+}
+
+// cleanTree refuses a dirty tree (naming the files), a workspace or a
+// replace outside the module, and a running binary exe not built from this
+// tree; it returns the tree's git, HEAD and inputs. `run --record` and
+// `record --stale` start from it.
+func cleanTree(ctx context.Context, exe string) (conformance.Git, string, *conformance.Tree, error) {
+	g := conformance.Git{Dir: "."}
+	dirty, err := g.Dirty(ctx)
+	if err != nil {
+		return g, "", nil, fmt.Errorf("record: is the tree clean? %w", err)
+	}
+	if len(dirty) > 0 {
+		return g, "", nil, fmt.Errorf("record: the tree has uncommitted changes, and a proof must be about a commit; commit, stash or remove (or .gitignore) these, then run again:\n  %s",
+			strings.Join(dirty, "\n  "))
+	}
+	head, err := g.Head(ctx)
+	if err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckModule(ctx, "."); err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	if err := conformance.CheckBinary(ctx, ".", exe); err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	tree, err := conformance.NewTree(ctx, ".")
+	if err != nil {
+		return g, "", nil, fmt.Errorf("record: %w", err)
+	}
+	return g, head, tree, nil
 }
 
 // recordCLIs are the pin keys of a run's two engines when either is not
@@ -108,12 +138,14 @@ func (rc *recording) record(ctx context.Context, res *result.Run) (string, error
 	if res.Cancelled != nil {
 		return "", fmt.Errorf("not recorded: the run was cancelled (%s in %q); a cancelled run proves nothing", res.Cancelled.Signal, res.Cancelled.Stage)
 	}
+	defer rc.session.lock()()
 	// The tree must still be what the run started from: nothing edited
 	// while it ran.
 	dirty, err := rc.git.Dirty(ctx)
 	if err != nil {
 		return "", err
 	}
+	dirty = rc.session.foreign(dirty)
 	head, err := rc.git.Head(ctx)
 	if err != nil {
 		return "", err
@@ -150,6 +182,7 @@ func (rc *recording) record(ctx context.Context, res *result.Run) (string, error
 		return "", fmt.Errorf("not recorded: %w", err)
 	}
 	ok = true
+	rc.session.wrote(dir)
 	return dir, nil
 }
 
@@ -162,39 +195,71 @@ func stageClaims() map[string][]string {
 	return claims
 }
 
-// statusExit carries a gate's exit code to main.
-type statusExit struct {
-	code int
-	what string
+// gateExit is a gate's outcome with the gate's exit code.
+func gateExit(code int, format string, args ...any) error {
+	return &cli.ExitError{Code: code, Err: fmt.Errorf(format, args...)}
 }
 
-func (e statusExit) Error() string { return e.what }
-func (e statusExit) ExitCode() int { return e.code }
+func statusCommand() cli.Command {
+	return cli.Command{
+		Name:    "status",
+		Summary: "requirement coverage and proof from the conformance ledger",
+		Doc: "Shows every requirement of conformance/requirements.yaml with its proof per cell (estate, engine, oracle, substrate), " +
+			"derived from the ledger rows, each rebuilt from its run folder under conformance/runs/. With --requirements or " +
+			"--require-all it is a gate: exit 0 when proven (or a documented gap), 1 when any is failed, stale, unbacked or a " +
+			"ledger line is forged, 4 when nothing failed but some are not proven yet (not run, partial). --hygiene is CI's check " +
+			"of the ledger itself. Run it from the repository's root.",
+		Examples: []cli.Example{
+			{What: "the report", Command: "gauntlet status"},
+			{What: "the merge gate for the requirements a change touches", Command: "gauntlet status --requirements GAUNT-DAY2-CRASH-01,GAUNT-DRIFT-01"},
+			{What: "CI's ledger check against the merge base", Command: "gauntlet status --hygiene"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var f statusFlags
+			fs.StringVar(&f.reqs, "requirements", "", "merge gate: the requirement `IDS`, comma-separated, that must be proven (exit 0 proven / 1 failed, stale or forged / 4 only not-run or partial)")
+			fs.BoolVar(&f.all, "require-all", false, "phase-exit gate: every requirement must be proven, or a documented gap (same exit codes)")
+			fs.BoolVar(&f.hygiene, "hygiene", false, "CI gate: the registry parses, coverage is clean, every ledger row rebuilds from its run folder, and the ledger only grew since --base (exit 0/1; says nothing about proof)")
+			fs.StringVar(&f.base, "base", "", "with --hygiene: the `REV` the ledger must only have grown from (default: the merge base with main, else HEAD^)")
+			fs.BoolVar(&f.strict, "strict-coverage", false, "exit 1 when a requirement has no stage or a stage claims an unregistered one (part of --hygiene)")
+			fs.BoolVar(&f.asJSON, "json", false, "print the report and the gate as JSON instead of text")
+			fs.StringVar(&f.md, "md", "", "also write the report as markdown to `FILE` (e.g. out/status.md)")
+			return func(ctx context.Context, _ []string) error {
+				// Given, even empty: `--requirements ""` is a usage error,
+				// not the report.
+				fs.Visit(func(fl *flag.Flag) { f.reqsGiven = f.reqsGiven || fl.Name == "requirements" })
+				return runStatus(ctx, f)
+			}
+		},
+	}
+}
 
-func runStatus(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	reqs := fs.String("requirements", "", "merge gate: comma-separated requirement IDs that must be proven (exit 0 proven / 1 failed, stale or forged / 3 only not-run or partial)")
-	all := fs.Bool("require-all", false, "phase-exit gate: every requirement must be proven, or a documented gap (same exit codes)")
-	hygiene := fs.Bool("hygiene", false, "CI gate: the registry parses, coverage is clean, every ledger row rebuilds from its run folder, and the ledger only grew since --base (exit 0/1; says nothing about proof)")
-	base := fs.String("base", "", "with --hygiene: the revision the ledger must only have grown from (default: merge base with main, else HEAD^)")
-	strict := fs.Bool("strict-coverage", false, "exit 1 when a requirement has no stage or a stage claims an unregistered one (part of --hygiene)")
-	asJSON := fs.Bool("json", false, "print the report and the gate as JSON instead of text")
-	md := fs.String("md", "", "also write the report as markdown to this file (e.g. out/status.md)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (status takes flags only)", fs.Arg(0))
-	}
+type statusFlags struct {
+	reqs, base, md               string
+	reqsGiven                    bool
+	all, hygiene, strict, asJSON bool
+}
+
+func runStatus(ctx context.Context, f statusFlags) error {
 	reg, err := conformance.LoadRegistry(registryPath)
 	if err != nil {
 		return err
 	}
 	cov := conformance.ComputeCoverage(reg, stageClaims())
-	if *hygiene {
-		return runHygiene(ctx, reg, cov, *base)
+	var ids []string
+	if f.reqsGiven {
+		// An empty list is a mistake (an unset variable in a script), never
+		// "every requirement": that gate is --require-all.
+		for _, id := range strings.Split(f.reqs, ",") {
+			if id = strings.TrimSpace(id); id == "" {
+				return cli.Usagef("status", "--requirements %q names an empty requirement: give the IDs the change touches, comma-separated (GAUNT-DRIFT-01,GAUNT-MIG-01), or use --require-all for every one", f.reqs)
+			}
+			ids = append(ids, id)
+		}
 	}
-	ledger, err := conformance.Verify(ledgerPath, runsDir)
+	if f.hygiene {
+		return runHygiene(ctx, reg, cov, f.base)
+	}
+	ledger, err := conformance.VerifyIn(ctx, conformance.Git{Dir: "."}, ledgerPath, runsDir)
 	if err != nil {
 		return err
 	}
@@ -203,6 +268,10 @@ func runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	w := conformance.World{Registry: reg, Coverage: cov, Current: tree, Needs: map[string][]string{}}
+	if w.Estates, err = estate.List("estates"); err != nil {
+		return err
+	}
+	w.Declines = declines("estates")
 	for _, s := range stage.All() {
 		for _, c := range s.Needs() {
 			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
@@ -224,19 +293,11 @@ func runStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var ids []string
-	if *reqs != "" {
-		for _, id := range strings.Split(*reqs, ",") {
-			if id = strings.TrimSpace(id); id != "" {
-				ids = append(ids, id)
-			}
-		}
-	}
 	gate, err := rep.Gate(ids)
 	if err != nil {
 		return err
 	}
-	if *md != "" {
+	if f.md != "" {
 		full, err := rep.Gate(nil)
 		if err != nil {
 			return err
@@ -245,24 +306,24 @@ func runStatus(ctx context.Context, args []string) error {
 		if err := conformance.WriteMarkdown(&b, rep, full); err != nil {
 			return err
 		}
-		if err := os.WriteFile(*md, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", *md, err)
+		if err := os.WriteFile(f.md, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", f.md, err)
 		}
 	}
-	if *asJSON {
+	if f.asJSON {
 		if err := conformance.WriteJSON(os.Stdout, rep, gate); err != nil {
 			return err
 		}
 	} else if err := conformance.WriteText(os.Stdout, rep); err != nil {
 		return err
 	}
-	if *strict && !cov.Clean() {
-		return statusExit{1, fmt.Sprintf("coverage is not clean: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered)}
+	if f.strict && !cov.Clean() {
+		return gateExit(1, "coverage is not clean: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered)
 	}
-	if !*all && len(ids) == 0 {
+	if !f.all && len(ids) == 0 {
 		// A report, not a gate: only a ledger that does not verify fails it.
 		if len(rep.Problems) > 0 {
-			return statusExit{1, fmt.Sprintf("%d ledger line(s) do not rebuild from their run folders (see LEDGER PROBLEM above)", len(rep.Problems))}
+			return gateExit(1, "%d ledger line(s) do not rebuild from their run folders (see LEDGER PROBLEM above)", len(rep.Problems))
 		}
 		return nil
 	}
@@ -270,7 +331,7 @@ func runStatus(ctx context.Context, args []string) error {
 	if len(ids) > 0 {
 		scope = "--requirements " + strings.Join(ids, ",")
 	}
-	if !*asJSON {
+	if !f.asJSON {
 		fmt.Printf("\ngate %s: exit %d\n", scope, gate.Code)
 		for _, l := range gate.Blocking {
 			fmt.Println("  blocking: " + l)
@@ -286,9 +347,38 @@ func runStatus(ctx context.Context, args []string) error {
 	case conformance.ExitProven:
 		return nil
 	case conformance.ExitFailed:
-		return statusExit{gate.Code, fmt.Sprintf("%s: %d blocking (failed, stale, unbacked or a ledger problem)", scope, len(gate.Blocking))}
+		return gateExit(gate.Code, "%s: %d blocking (failed, stale, unbacked or a ledger problem)", scope, len(gate.Blocking))
 	default:
-		return statusExit{gate.Code, fmt.Sprintf("%s: nothing failed, but %d requirement(s) are not proven yet (not run, partial or unprovable)", scope, len(gate.Waiting))}
+		return gateExit(gate.Code, "%s: nothing failed, but %d requirement(s) are not proven yet (not run, partial or unprovable)", scope, len(gate.Waiting))
+	}
+}
+
+// declines says why an estate's estate.yaml declares a stage does not
+// apply to it: it skips the stage with a reason, or lacks the section the
+// stage needs (fence, handoff). An estate that does not load declines
+// nothing: its runs, if any, speak for it.
+func declines(root string) func(estateName, stageID string) string {
+	specs := map[string]*estate.Spec{}
+	stages := map[string]stage.Stage{}
+	for _, s := range stage.All() {
+		stages[s.ID()] = s
+	}
+	return func(estateName, stageID string) string {
+		spec, ok := specs[estateName]
+		if !ok {
+			spec, _ = estate.Load(root, estateName)
+			specs[estateName] = spec
+		}
+		if spec == nil {
+			return ""
+		}
+		if why, ok := spec.Skip[stageID]; ok {
+			return "the estate skips it: " + why
+		}
+		if d, ok := stages[stageID].(stage.Declared); ok {
+			return d.Undeclared(&stage.Run{Spec: spec})
+		}
+		return ""
 	}
 }
 
@@ -300,7 +390,8 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 	if !cov.Clean() {
 		problems = append(problems, fmt.Sprintf("coverage: uncovered %v, unregistered %v", cov.Uncovered, cov.Unregistered))
 	}
-	ledger, err := conformance.Verify(ledgerPath, runsDir)
+	g := conformance.Git{Dir: "."}
+	ledger, err := conformance.VerifyIn(ctx, g, ledgerPath, runsDir)
 	if err != nil {
 		return err
 	}
@@ -326,7 +417,6 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 			problems = append(problems, fmt.Sprintf("run folder %s/%s has no ledger row: record runs with `run --record`, never by hand", runsDir, e.Name()))
 		}
 	}
-	g := conformance.Git{Dir: "."}
 	why := "--base"
 	if base == "" {
 		if base, why, err = g.Base(ctx); err != nil {
@@ -334,7 +424,8 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 		}
 	}
 	if base == "" {
-		fmt.Printf("append-only: not checked: %s\n", why)
+		// Unchecked is not clean: a rewritten ledger would pass here.
+		problems = append(problems, fmt.Sprintf("append-only: cannot be checked: %s; fetch the whole history and main (git fetch --unshallow origin main), or name the revision the ledger must have grown from with --base REV", why))
 	} else {
 		then, ok, err := g.Show(ctx, base, ledgerPath)
 		if err != nil {
@@ -357,7 +448,7 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 		for _, p := range problems {
 			fmt.Println("  " + p)
 		}
-		return statusExit{1, fmt.Sprintf("hygiene: %d problem(s)", len(problems))}
+		return gateExit(1, "hygiene: %d problem(s)", len(problems))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
 // toolFlags collects repeated --tool NAME=PATH overrides.
@@ -32,11 +32,23 @@ type toolchainFlags struct {
 	tools   toolFlags
 }
 
-func (f *toolchainFlags) register(fs *flag.FlagSet) {
+// register declares --cache and --offline, and --tool when the command
+// hands the toolchain binaries it did not build (toolchain, cluster up);
+// a command that would ignore --tool does not take it.
+func (f *toolchainFlags) register(fs *cli.FlagSet, withTool bool) {
+	registerCache(fs, &f.cache)
+	fs.BoolVar(&f.offline, "offline", false, "never try a download: build from the module cache and import the corpus from disk, or fail saying what is missing")
+	fs.Env("offline", toolchain.OfflineEnv)
 	f.tools = toolFlags{}
-	fs.StringVar(&f.cache, "cache", "", "cache directory (default $"+toolchain.CacheEnv+", else gauntlet/ in the user cache dir)")
-	fs.BoolVar(&f.offline, "offline", os.Getenv(toolchain.OfflineEnv) == "1", "never try a download (default from $"+toolchain.OfflineEnv+")")
-	fs.Var(f.tools, "tool", "use this binary for a pinned tool, NAME=PATH (repeatable)")
+	if withTool {
+		fs.Var(f.tools, "tool", "use the binary at PATH for the pinned tool NAME instead of building it; it must still report the pinned version (`NAME=PATH`, repeatable)")
+	}
+}
+
+// registerCache declares --cache.
+func registerCache(fs *cli.FlagSet, cache *string) {
+	fs.StringVar(cache, "cache", "", "the toolchain and corpus cache `DIR` (default: gauntlet/ in the user cache dir, e.g. ~/.cache/gauntlet)")
+	fs.Env("cache", toolchain.CacheEnv)
 }
 
 func (f *toolchainFlags) options(l log.Logger, extra ...toolchain.Option) []toolchain.Option {
@@ -50,27 +62,43 @@ func (f *toolchainFlags) options(l log.Logger, extra ...toolchain.Option) []tool
 	return append(opts, extra...)
 }
 
-func runToolchain(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("toolchain", flag.ContinueOnError)
-	var tf toolchainFlags
-	tf.register(fs)
-	only := fs.String("only", "", "comma-separated tools to resolve (default: all pinned)")
-	engines := fs.String("engines", "", "comma-separated engines to resolve, e.g. tofu@1.9.4,terraform@1.5.7 (built one at a time; `all` for every pinned engine); "+
-		toolchain.Unbuildable)
-	if err := fs.Parse(args); err != nil {
-		return err
+func toolchainCommand() cli.Command {
+	return cli.Command{
+		Name:    "toolchain",
+		Summary: "resolve, build and verify every pinned tool into the cache",
+		Doc: "Resolves every tool pinned in third_party/pins.json - control plane, etcd, kwok, terraform, tofu, providers - into the " +
+			"cache: built from their Go modules (through the Go module proxy unless --offline), each verified by its build info, version output and, " +
+			"where reproducible, sha256; providers go into a filesystem mirror with a generated CLI config, so no engine call touches " +
+			"a network. Cold, it takes about 25 minutes on two cores (with progress every 30 s); seconds once cached. Every other " +
+			"command resolves what it needs on its own; this one warms the cache, e.g. before `go test`.",
+		Examples: []cli.Example{
+			{What: "the pinned toolchain (today's two engines included)", Command: "gauntlet toolchain"},
+			{What: "two more pinned engines, one at a time, for a matrix", Command: "gauntlet toolchain --engines tofu@1.9.4,terraform@1.5.7"},
+			{What: "only etcd, offline", Command: "gauntlet toolchain --only etcd --offline"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var tf toolchainFlags
+			tf.register(fs, true)
+			only := fs.String("only", "", "resolve only these tools, comma-separated `NAMES` (default: all pinned)")
+			engines := fs.String("engines", "", "also resolve these pinned engines, comma-separated `LIST` such as tofu@1.9.4,terraform@1.5.7, or all; built one at a time; "+
+				toolchain.Unbuildable)
+			return func(ctx context.Context, _ []string) error { return resolveToolchain(ctx, &tf, *only, *engines) }
+		},
 	}
+}
+
+func resolveToolchain(ctx context.Context, tf *toolchainFlags, only, engines string) error {
 	l := log.New(os.Stderr)
 	var extra []toolchain.Option
-	if *only != "" {
-		extra = append(extra, toolchain.WithTools(strings.Split(*only, ",")...))
+	if only != "" {
+		extra = append(extra, toolchain.WithTools(strings.Split(only, ",")...))
 	}
-	if *engines != "" {
+	if engines != "" {
 		pins, err := toolchain.DefaultPins()
 		if err != nil {
 			return err
 		}
-		refs, err := engineRefs(pins, *engines)
+		refs, err := engineRefs(pins, engines)
 		if err != nil {
 			return err
 		}
@@ -87,7 +115,7 @@ func runToolchain(ctx context.Context, args []string) error {
 			b, _ := tc.Binary(e.Tool)
 			fmt.Printf("engine %d/%d %-18s %s (%s) in %s\n", i+1, len(refs), e, b.Path, b.Origin, time.Since(start).Round(100*time.Millisecond))
 		}
-		if *only == "" {
+		if only == "" {
 			return nil
 		}
 	}

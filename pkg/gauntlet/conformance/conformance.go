@@ -8,14 +8,19 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
+
+// RegistryPath is the requirement registry, relative to the repository.
+const RegistryPath = "conformance/requirements.yaml"
 
 // Substrates a requirement may be required on.
 var Substrates = []string{"local", "kind", "kubeconfig"}
@@ -31,6 +36,26 @@ type Requirement struct {
 	// Gap, when set, is the reviewed reason it cannot be proven here yet:
 	// the gates do not wait for it, but a failure in it still counts.
 	Gap string `json:"gap,omitempty"`
+}
+
+// EntryHash is the sha256 of what the requirement says and where it must
+// hold - ID, statement, estates and substrates - so a proof recorded under
+// one wording or set of cells is stale under another. The gap is left
+// out: it says whether a gate waits, not what a run showed.
+func (q Requirement) EntryHash() string {
+	b, _ := json.Marshal(struct {
+		ID         string   `json:"id"`
+		Statement  string   `json:"statement"`
+		Estates    []string `json:"estates"`
+		Substrates []string `json:"substrates"`
+	}{q.ID, strings.Join(strings.Fields(q.Statement), " "), sorted(q.Estates), sorted(q.Substrates)})
+	return hashBytes(b)
+}
+
+func sorted(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+	return out
 }
 
 // Registry is every requirement gauntlet knows.

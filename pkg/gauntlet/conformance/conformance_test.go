@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
@@ -84,12 +85,31 @@ func TestRealClosure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"pkg/gauntlet/runner.go", "pkg/gauntlet/stage/record.go", "pkg/gauntlet/conformance/ledger.go", "tools/gauntlet/run.go", "go.mod", "go.sum"} {
+	for _, f := range []string{"pkg/gauntlet/runner.go", "pkg/gauntlet/stage/record.go"} {
 		if local.Code[f] == "" {
-			t.Errorf("%s is not in the runner's closure", f)
+			t.Errorf("%s is not in the run's closure", f)
 		}
 	}
-	if local.Code["third_party/pins.json"] != "" || local.Code["pkg/gauntlet/conformance/conformance_test.go"] != "" {
+	for _, p := range []string{"pkg/gauntlet", "pkg/gauntlet/stage", "std", "sigs.k8s.io/yaml@v1.6.0"} {
+		if local.Compiled[p] == "" {
+			t.Errorf("%s is not in the run's compiled closure: %v", p, local.Compiled)
+		}
+	}
+	for _, p := range []string{"pkg/gauntlet/conformance", "pkg/gauntlet/evidence", "tools/gauntlet"} {
+		if local.Compiled[p] != "" {
+			t.Errorf("%s is in the run's compiled closure", p)
+		}
+	}
+	if !strings.HasPrefix(local.Compiled["third_party"], "source ") {
+		t.Errorf("third_party (the pins) is keyed by its compiled content %q: a pin bump would stale every proof", local.Compiled["third_party"])
+	}
+	// v1 recordings are judged by the whole CLI's source, as they were.
+	for _, f := range []string{"pkg/gauntlet/conformance/ledger.go", "tools/gauntlet/run.go", "go.mod", "go.sum"} {
+		if tree.v1code[f] == "" {
+			t.Errorf("%s is not in the CLI's source closure (v1)", f)
+		}
+	}
+	if local.Code["third_party/pins.json"] != "" || tree.v1code["third_party/pins.json"] != "" || local.Code["pkg/gauntlet/conformance/conformance_test.go"] != "" {
 		t.Error("pins.json or a test file counted as code")
 	}
 	for _, p := range []string{"cli:tofu", "cli:terraform", "go", "local:kwok", "local:etcd", "provider:terraform-provider-kubernetes"} {

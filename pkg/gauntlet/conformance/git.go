@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
 )
 
 // Git reads the checkout a proof is about. Every call is bounded.
@@ -60,41 +63,98 @@ func (g Git) Show(ctx context.Context, rev, path string) (data []byte, ok bool, 
 }
 
 // Base picks what the ledger must only have grown from: the merge base
-// with main on a branch, the previous commit on main itself. Empty when
-// this clone holds neither (a shallow clone), with the reason.
+// with main on a branch, the previous commit on main itself. When this
+// clone cannot say (it is shallow, has no main, HEAD shares no history
+// with main, or HEAD is main's first commit) rev is empty and why says
+// so: the caller must fail, not skip the check.
 func (g Git) Base(ctx context.Context) (rev, why string, err error) {
+	shallow, err := g.Shallow(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if shallow {
+		// A merge base or a parent seen through a shallow boundary may be
+		// the boundary, not the truth.
+		return "", "this clone is shallow, so the merge base with main cannot be trusted", nil
+	}
 	head, err := g.Head(ctx)
 	if err != nil {
 		return "", "", err
 	}
 	for _, ref := range []string{"main", "origin/main"} {
+		if _, err := g.run(ctx, "rev-parse", "--verify", "-q", ref+"^{commit}"); err != nil {
+			continue // no such ref here
+		}
 		mb, err := g.run(ctx, "merge-base", ref, "HEAD")
-		if mb = strings.TrimSpace(mb); err == nil && mb != "" && mb != head {
+		if mb = strings.TrimSpace(mb); err != nil || mb == "" {
+			return "", "HEAD has no merge base with " + ref + " (unrelated histories)", nil
+		}
+		if mb != head {
 			return mb, "the merge base with " + ref, nil
 		}
+		// HEAD is on main: the ledger must only have grown since its parent.
+		prev, err := g.run(ctx, "rev-parse", "--verify", "-q", "HEAD^")
+		if prev = strings.TrimSpace(prev); err != nil || prev == "" {
+			return "", "HEAD is the first commit of " + ref + ": there is no earlier ledger to compare with", nil
+		}
+		return prev, "the previous commit", nil
 	}
-	if prev, err := g.run(ctx, "rev-parse", "--verify", "-q", "HEAD^"); err == nil && strings.TrimSpace(prev) != "" {
-		return strings.TrimSpace(prev), "the previous commit", nil
-	}
-	return "", "this clone has neither a main branch to merge-base with nor a previous commit (shallow?)", nil
+	return "", "this clone has no main or origin/main branch to find the merge base with", nil
 }
 
-func (g Git) run(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = g.Dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+// Shallow reports whether the clone is shallow (its history cut off).
+func (g Git) Shallow(ctx context.Context) (bool, error) {
+	out, err := g.run(ctx, "rev-parse", "--is-shallow-repository")
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-		}
-		return "", fmt.Errorf("git %s: %w", args[0], err)
+		return false, err
 	}
-	return string(out), nil
+	return strings.TrimSpace(out) == "true", nil
+}
+
+// commitExists answers whether a commit is in this repository, once per
+// commit. In a shallow clone a commit it lacks may lie beyond the cut, so
+// it cannot tell and says so.
+func (g Git) commitExists(ctx context.Context) CommitExists {
+	seen := map[string]bool{}
+	var shallow *bool
+	return func(commit string) (bool, error) {
+		if ok, done := seen[commit]; done {
+			return ok, nil
+		}
+		if !commitRE.MatchString(commit) {
+			return false, nil
+		}
+		_, err := g.run(ctx, "cat-file", "-e", commit+"^{commit}")
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			seen[commit] = true
+			return true, nil
+		case !errors.As(err, &ee):
+			return false, err
+		}
+		if shallow == nil {
+			s, err := g.Shallow(ctx)
+			if err != nil {
+				return false, err
+			}
+			shallow = &s
+		}
+		if *shallow {
+			return false, errors.New("this clone is shallow and lacks it: fetch the whole history (git fetch --unshallow)")
+		}
+		seen[commit] = false
+		return false, nil
+	}
+}
+
+// commitRE is a full or abbreviated commit hash: a run names its commit by
+// hash, never by a ref that could move.
+var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+func (g Git) run(ctx context.Context, args ...string) (string, error) {
+	out, err := gitrun.Run(ctx, g.Dir, 30*time.Second, args...)
+	return string(out), err
 }
 
 // AppendOnly checks that now is then with lines added at its end: the

@@ -18,11 +18,17 @@ import (
 	"time"
 )
 
-// InputsSchema names the format of a run folder's inputs.json.
-const InputsSchema = "gauntlet.inputs/v1"
+// InputsSchema names the format of a run folder's inputs.json: v2 keys
+// the run's code by compiled content (Compiled); v1, the format before,
+// by the source files of the whole CLI's closure (Code), and is still
+// read and judged that way.
+const (
+	InputsSchema   = "gauntlet.inputs/v2"
+	InputsSchemaV1 = "gauntlet.inputs/v1"
+)
 
-// Inputs is everything a recorded run ran, by content: the Go files of the
-// runner's dependency closure, the estate's files, its corpus file's
+// Inputs is everything a recorded run ran, by content: the compiled
+// packages of the run's dependency closure, the estate's files, its corpus file's
 // sha256 and the pins of engine, oracle, providers and substrate. A proof
 // is stale as soon as one of them differs from the tree's: no hand-kept
 // path list, no git history needed (a shallow clone can check it).
@@ -33,9 +39,15 @@ type Inputs struct {
 	// Stages is the run's --stages selection; empty means every stage.
 	// Only selected stages get ledger rows.
 	Stages []string `json:"stages,omitempty"`
-	// Code maps each repository file compiled into the runner (and
-	// go.mod, go.sum) to its sha256.
+	// Compiled maps each package of the run's closure to its compiled
+	// content (see compiledClosure): what staleness compares (v2).
+	Compiled map[string]string `json:"compiled,omitempty"`
+	// Code maps each repository file compiled into the run to its sha256:
+	// in v2 it only names the files behind a changed package; in v1 it is
+	// what staleness compares (the CLI's closure, go.mod and go.sum).
 	Code map[string]string `json:"code"`
+	// v1Code is the tree's code as v1 keyed it, to judge a v1 recording.
+	v1Code map[string]string
 	// EstateFiles maps each file under estates/<estate>/ to its sha256.
 	EstateFiles map[string]string `json:"estate_files"`
 	// Corpus is the sha256 of the estate's pinned corpus file, if any.
@@ -43,6 +55,26 @@ type Inputs struct {
 	// Pins maps each pin the run used ("tool:tofu", "kind", "go", ...) to
 	// the sha256 of its pins.json entry and its tool module files.
 	Pins map[string]string `json:"pins"`
+	// Requirements maps every requirement of the registry the run was
+	// recorded under to its EntryHash: a proof of one is fresh only while
+	// its entry is unchanged, and a stage claiming an ID not here is
+	// refused. Runs recorded before it have none, and prove nothing now.
+	Requirements map[string]string `json:"requirements"`
+}
+
+// RequirementChanged says why a recorded run no longer speaks for
+// requirement q as the registry states it now, or "".
+func RequirementChanged(then *Inputs, q Requirement) string {
+	h, ok := then.Requirements[q.ID]
+	switch {
+	case then.Requirements == nil:
+		return "the run predates proofs keyed to the registry entry (" + q.ID + "'s entry is not in its inputs.json)"
+	case !ok:
+		return q.ID + " was not in the registry the run was recorded under"
+	case h != q.EntryHash():
+		return q.ID + "'s registry entry (statement, estates or substrates)"
+	}
+	return ""
 }
 
 // Encode is the canonical inputs.json.
@@ -62,8 +94,8 @@ func ParseInputs(raw []byte) (*Inputs, error) {
 	if err := dec.Decode(&in); err != nil {
 		return nil, fmt.Errorf("inputs.json: %w", err)
 	}
-	if in.Schema != InputsSchema {
-		return nil, fmt.Errorf("inputs.json: schema %q, want %q", in.Schema, InputsSchema)
+	if in.Schema != InputsSchema && in.Schema != InputsSchemaV1 {
+		return nil, fmt.Errorf("inputs.json: schema %q, want %q (or %q)", in.Schema, InputsSchema, InputsSchemaV1)
 	}
 	return &in, nil
 }
@@ -87,7 +119,15 @@ func Changed(then, now *Inputs) []string {
 			}
 		}
 	}
-	diff("", then.Code, now.Code)
+	if then.Schema == InputsSchemaV1 {
+		v1 := now.v1Code
+		if now.Schema == InputsSchemaV1 {
+			v1 = now.Code
+		}
+		diff("", then.Code, v1)
+	} else {
+		out = append(out, changedCompiled(then, now)...)
+	}
 	diff("", then.EstateFiles, now.EstateFiles)
 	diff("pin ", then.Pins, now.Pins)
 	if then.Corpus != now.Corpus {
@@ -111,17 +151,24 @@ func unionKeys(a, b map[string]string) []string {
 	return keys
 }
 
-// RunnerPackage is the main package whose dependency closure a run is.
+// RunnerPackage is the main package whose source closure v1 inputs keyed
+// (the whole CLI, renderers included).
 const RunnerPackage = "./tools/gauntlet"
 
 // Tree computes the inputs of a run from a checkout's content.
 type Tree struct {
 	// Dir is the repository root.
 	Dir string
-	// code is the runner's closure, computed once.
-	code map[string]string
-	pins map[string]json.RawMessage
-	raw  pinsFile
+	// run is the run's compiled closure, v1code the CLI's source
+	// closure (for v1 recordings); each computed once.
+	run    *closure
+	v1code map[string]string
+	pins   map[string]json.RawMessage
+	// scope says which runs use each pin: scopeAll, a substrate, or none.
+	scope map[string]string
+	raw   pinsFile
+	// reqs is the registry's EntryHash of each requirement.
+	reqs map[string]string
 	// clis maps the pin key of every engine ("cli:tofu",
 	// "engines:tofu-1.9.4") to the engine and version it builds.
 	clis map[string]cliPin
@@ -138,17 +185,29 @@ type pinsFile struct {
 	Docker        json.RawMessage   `json:"docker"`
 }
 
-// NewTree reads the runner's Go closure (`go list -deps`, bounded by ctx)
-// and the pins of the checkout at dir.
+// NewTree compiles the run's closure (`go list -export -deps`, bounded by
+// ctx), reads the CLI's source closure, the pins and the requirement
+// registry of the checkout at dir.
 func NewTree(ctx context.Context, dir string) (*Tree, error) {
 	t := &Tree{Dir: dir}
-	code, err := goClosure(ctx, dir)
+	run, err := compiledClosure(ctx, dir, RunPackage)
 	if err != nil {
 		return nil, err
 	}
-	t.code = code
+	t.run = run
+	if t.v1code, err = goClosure(ctx, dir); err != nil {
+		return nil, err
+	}
 	if err := t.readPins(); err != nil {
 		return nil, err
+	}
+	reg, err := LoadRegistry(filepath.Join(dir, RegistryPath))
+	if err != nil {
+		return nil, err
+	}
+	t.reqs = map[string]string{}
+	for _, q := range reg.Requirements {
+		t.reqs[q.ID] = q.EntryHash()
 	}
 	return t, nil
 }
@@ -159,7 +218,8 @@ func NewTree(ctx context.Context, dir string) (*Tree, error) {
 // so a run of another engine version is stale when its own pin changes and
 // not when the default one does.
 func (t *Tree) Inputs(estate, substrate string, stages []string, clis ...string) (*Inputs, error) {
-	in := &Inputs{Schema: InputsSchema, Estate: estate, Substrate: substrate, Stages: stages, Code: t.code, Pins: map[string]string{}}
+	in := &Inputs{Schema: InputsSchema, Estate: estate, Substrate: substrate, Stages: stages,
+		Compiled: t.run.compiled, Code: t.run.code, v1Code: t.v1code, Pins: map[string]string{}, Requirements: t.reqs}
 	edir := filepath.Join(t.Dir, "estates", estate)
 	files, err := hashTree(t.Dir, edir)
 	if err != nil {
@@ -197,21 +257,35 @@ func corpusSHA(raw []byte) string {
 }
 
 // pinsFor names the pins a run on substrate uses: Go (it builds every
-// binary), the two CLIs, the providers and the substrate's own.
+// binary), the two CLIs, the providers and the substrate's own (see
+// groupScope).
 func (t *Tree) pinsFor(substrate string) []string {
 	var names []string
 	for name := range t.pins {
-		switch {
-		case name == "go", name == "provider_hosts", strings.HasPrefix(name, "provider:"), strings.HasPrefix(name, "cli:"):
-		case substrate == "local" && strings.HasPrefix(name, "local:"):
-		case substrate == "kind" && (strings.HasPrefix(name, "kind:") || name == "kind" || name == "docker"):
-		default:
-			continue
+		if scope := t.scope[name]; scope == scopeAll || scope == substrate {
+			names = append(names, name)
 		}
-		names = append(names, name)
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Which runs a pin is an input of: every run, one substrate's, or none
+// (an engine version a run names by its own pin key, a mutant).
+const (
+	scopeAll  = "all"
+	scopeNone = ""
+)
+
+// groupScope says, for each group of tools in pins.json, which runs use
+// it. A group missing here is refused by readPins: a pin in no substrate's
+// set would leave every proof fresh when it changes.
+var groupScope = map[string]string{
+	"kind-node":     "kind",    // the binaries baked into the kind node image
+	"docker-engine": "kind",    // gauntlet-runc: every kind container runs through it
+	"engines":       scopeNone, // other engine versions: a run names them (CLIKey)
+	"mutants":       scopeNone, // broken engines for the kill matrix, never recorded
+	"":              "local",   // the local substrate's control plane, etcd, kwok
 }
 
 // readPins splits third_party/pins.json into one entry per pin, each with
@@ -226,11 +300,12 @@ func (t *Tree) readPins() error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	t.pins = map[string]json.RawMessage{"go": t.raw.Go, "provider_hosts": t.raw.ProviderHosts}
+	t.scope = map[string]string{"go": scopeAll, "provider_hosts": scopeAll}
 	if len(t.raw.Kind) > 0 {
-		t.pins["kind"] = t.raw.Kind
+		t.pins["kind"], t.scope["kind"] = t.raw.Kind, "kind"
 	}
 	if len(t.raw.Docker) > 0 {
-		t.pins["docker"] = t.raw.Docker
+		t.pins["docker"], t.scope["docker"] = t.raw.Docker, "kind"
 	}
 	providerTools := map[string]bool{}
 	for _, p := range t.raw.Providers {
@@ -240,6 +315,7 @@ func (t *Tree) readPins() error {
 		}
 		providerTools[pv.Tool] = true
 		t.pins["provider:"+pv.Namespace+"/"+pv.Type] = p
+		t.scope["provider:"+pv.Namespace+"/"+pv.Type] = scopeAll
 	}
 	for _, tool := range t.raw.Tools {
 		var tp struct {
@@ -258,20 +334,27 @@ func (t *Tree) readPins() error {
 			fb, _ := json.Marshal(files) // map keys are sorted: canonical
 			entry = append(entry, fb...)
 		}
-		var key string
+		var key, scope string
 		switch {
 		case tp.Role != "":
-			key = "cli:" + tp.Name
+			key, scope = "cli:"+tp.Name, scopeAll
 		case providerTools[tp.Name]:
-			key = "provider:" + tp.Name
-		case tp.Group == "kind-node":
-			key = "kind:" + tp.Name
-		case tp.Group != "":
-			key = tp.Group + ":" + tp.Name
+			key, scope = "provider:"+tp.Name, scopeAll
 		default:
-			key = "local:" + tp.Name
+			var known bool
+			if scope, known = groupScope[tp.Group]; !known {
+				return fmt.Errorf("%s: tool %s is in group %q, which no substrate's pin set names: say in groupScope (pkg/gauntlet/conformance/inputs.go) which runs use it", path, tp.Name, tp.Group)
+			}
+			switch tp.Group {
+			case "kind-node":
+				key = "kind:" + tp.Name
+			case "":
+				key = "local:" + tp.Name
+			default:
+				key = tp.Group + ":" + tp.Name
+			}
 		}
-		t.pins[key] = entry
+		t.pins[key], t.scope[key] = entry, scope
 		if tp.Role != "" || tp.Engine != "" {
 			if t.clis == nil {
 				t.clis = map[string]cliPin{}

@@ -1,8 +1,8 @@
 package conformance
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -134,6 +134,13 @@ func BuildRows(id string, runJSON, inputsJSON []byte) ([]Row, error) {
 		if !slices.Contains(knownVerdicts, s.Verdict) {
 			return nil, fmt.Errorf("stage %s has unknown verdict %q", s.ID, s.Verdict)
 		}
+		for _, id := range s.Requirements {
+			// Against the registry the run was recorded under (older runs
+			// did not keep it): a requirement retired since stays readable.
+			if in.Requirements != nil && in.Requirements[id] == "" {
+				return nil, fmt.Errorf("stage %s claims requirement %s, which is not in the registry (%s) it was recorded under", s.ID, id, RegistryPath)
+			}
+		}
 		r := Row{
 			V: RowVersion, Run: id, Time: run.StartedAt.UTC(), Commit: run.Commit, Estate: run.Estate.Name, Substrate: in.Substrate,
 			Stage: s.ID, Requirements: s.Requirements, Verdict: s.Verdict, Reason: s.Reason, Checks: len(s.Checks), Breaks: len(s.Breaks),
@@ -213,7 +220,7 @@ func Append(ledger, runsDir, id string) (int, error) {
 	lines := splitLines(raw)
 	// Never grow a ledger that does not verify: a row chained to a forged
 	// one would carry the forgery along.
-	if l := verifyLines(lines, runsDir); len(l.Problems) > 0 {
+	if l := verifyLines(lines, runsDir, nil); len(l.Problems) > 0 {
 		return 0, fmt.Errorf("the ledger has %d problem(s), e.g. %s; `gauntlet status` lists them, restore it from git", len(l.Problems), l.Problems[0])
 	}
 	var last []byte
@@ -264,12 +271,18 @@ func readLines(path string) ([][]byte, error) {
 	return splitLines(raw), nil
 }
 
+// splitLines cuts the ledger at every newline, with no limit on a line's
+// length: a line too long for a buffered scanner used to end the scan
+// silently, dropping it and every line after it (a later failing run
+// included). Every line comes back, and one that does not verify is a
+// problem like any other.
 func splitLines(raw []byte) [][]byte {
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		lines = append(lines, append([]byte{}, sc.Bytes()...))
+	if len(raw) == 0 {
+		return nil
+	}
+	lines := bytes.Split(raw, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1] // the newline that ends the last line
 	}
 	return lines
 }
@@ -307,15 +320,33 @@ type Ledger struct {
 // under runsDir: a line must match its rebuild byte for byte, chain to
 // the line before it, and have a folder whose run.json and inputs.json
 // hash as it says. Lines that do not are Problems, never rows.
+//
+// Verify does not ask whether the commits the runs name exist: VerifyIn
+// does, and `status` uses it.
 func Verify(ledger, runsDir string) (*Ledger, error) {
 	lines, err := readLines(ledger)
 	if err != nil {
 		return nil, err
 	}
-	return verifyLines(lines, runsDir), nil
+	return verifyLines(lines, runsDir, nil), nil
 }
 
-func verifyLines(lines [][]byte, runsDir string) *Ledger {
+// CommitExists reports whether a commit is in the repository a ledger is
+// about; the error says why it cannot tell.
+type CommitExists func(commit string) (bool, error)
+
+// VerifyIn is Verify in the repository g: a run whose folder names a
+// commit that does not exist there is a problem too (a folder copied
+// from another repository, or its commit made up).
+func VerifyIn(ctx context.Context, g Git, ledger, runsDir string) (*Ledger, error) {
+	lines, err := readLines(ledger)
+	if err != nil {
+		return nil, err
+	}
+	return verifyLines(lines, runsDir, g.commitExists(ctx)), nil
+}
+
+func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
 	l := &Ledger{Inputs: map[string]*Inputs{}}
 	type built struct {
 		rows []Row
@@ -348,7 +379,7 @@ func verifyLines(lines [][]byte, runsDir string) *Ledger {
 				l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: "a first-format row after current-format rows"})
 				continue
 			}
-			row, err := verifyV1(line, runsDir, v1)
+			row, err := verifyV1(line, runsDir, v1, exists)
 			if err != nil {
 				l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: err.Error()})
 				continue
@@ -385,6 +416,8 @@ func verifyLines(lines [][]byte, runsDir string) *Ledger {
 				b.err = fmt.Errorf("no run folder to rebuild it from: %w", err)
 			} else if b.rows, err = BuildRows(row.Run, runJSON, inputsJSON); err != nil {
 				b.err = fmt.Errorf("its run folder does not rebuild: %w", err)
+			} else if b.err = checkCommit(exists, b.rows[0].Commit); b.err != nil {
+				b.rows = nil
 			} else {
 				in, _ := ParseInputs(inputsJSON)
 				l.Inputs[row.Run] = in
@@ -413,6 +446,21 @@ func verifyLines(lines [][]byte, runsDir string) *Ledger {
 		}
 	}
 	return l
+}
+
+// checkCommit says why a run's commit is not believed, or nil.
+func checkCommit(exists CommitExists, commit string) error {
+	if exists == nil {
+		return nil
+	}
+	ok, err := exists(commit)
+	switch {
+	case err != nil:
+		return fmt.Errorf("its run names commit %s, which cannot be checked: %w", commit, err)
+	case !ok:
+		return fmt.Errorf("its run names commit %s, which does not exist in this repository: a run folder is recorded at a commit of this history, never copied or made up", commit)
+	}
+	return nil
 }
 
 // firstDiff names the first field where two encoded rows differ.

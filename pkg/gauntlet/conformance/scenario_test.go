@@ -16,8 +16,9 @@ import (
 )
 
 // The scenarios below run on a small temporary git repository shaped like
-// gauntlet's: a Go module whose runner (tools/gauntlet) imports pkg/stage,
-// an unrelated package, pins, an estate and a ledger. No cluster runs:
+// gauntlet's: a Go module whose CLI (tools/gauntlet) runs pkg/gauntlet,
+// an unrelated package, pins, an estate and a ledger. A run is
+// pkg/gauntlet (which imports pkg/stage); the CLI adds a renderer. No cluster runs:
 // the runs are result.Run values written into real run folders.
 
 const (
@@ -38,7 +39,9 @@ func newRepo(t *testing.T) *repo {
 	needTools(t)
 	r := &repo{t: t, dir: t.TempDir()}
 	r.write("go.mod", "module example.com/g\n\ngo 1.22\n")
-	r.write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/stage\"\n\nfunc main() {}\n")
+	r.write("tools/gauntlet/main.go", "package main\n\nimport (\n\t_ \"example.com/g/pkg/evidence\"\n\t_ \"example.com/g/pkg/gauntlet\"\n)\n\nfunc main() {}\n")
+	r.write("pkg/gauntlet/run.go", "package gauntlet\n\nimport _ \"example.com/g/pkg/stage\"\n")
+	r.write("pkg/evidence/page.go", "package evidence\n\n// Title heads a page.\nconst Title = \"evidence\"\n")
 	r.write("pkg/stage/record.go", "package stage\n\n// Failed says whether a check failed.\nfunc Failed() bool { return true }\n")
 	r.write("pkg/unrelated/u.go", "package unrelated\n")
 	r.write("estates/e1/estate.yaml", "name: e1\nsource:\n  sha256: aaaa\n")
@@ -57,15 +60,22 @@ func newRepo(t *testing.T) *repo {
 }
 
 func (r *repo) pins(tofu, sha, kwok, image string) {
+	r.pinsRunc(tofu, sha, kwok, image, "1")
+}
+
+// pinsRunc is pins with the version of gauntlet-runc, which every kind
+// container runs through.
+func (r *repo) pinsRunc(tofu, sha, kwok, image, runc string) {
 	r.write("third_party/pins.json", fmt.Sprintf(`{"schema":1,"go":"go1.26.8","tools":[
  {"name":"tofu","version":%q,"role":"subject","sha256":%q},
  {"name":"terraform","version":"1.11.4","role":"oracle"},
  {"name":"kwok","version":%q,"wrapper":{"dir":"kwok"}},
  {"name":"kubelet","version":"1.37.2","group":"kind-node"},
+ {"name":"gauntlet-runc","version":%q,"group":"docker-engine"},
  {"name":"terraform-provider-random","version":"3.9.0"}],
  "providers":[{"namespace":"hashicorp","type":"random","version":"3.9.0","tool":"terraform-provider-random"}],
  "provider_hosts":["example.invalid"],
- "kind":{"version":"v0.33.0","node_images":[{"image":%q}]}}`, tofu, sha, kwok, image))
+ "kind":{"version":"v0.33.0","node_images":[{"image":%q}]}}`, tofu, sha, kwok, runc, image))
 }
 
 func (r *repo) write(path, content string) {
@@ -350,7 +360,7 @@ func TestChainAndAppendOnly(t *testing.T) {
 	}
 	// Drop line 3 (the first of run two): line 4 no longer chains.
 	dropped := bytes.Join([][]byte{lines[0], lines[1], lines[3]}, []byte("\n"))
-	l := verifyLines(splitLines(dropped), r.runs())
+	l := verifyLines(splitLines(dropped), r.runs(), nil)
 	if len(l.Problems) == 0 {
 		t.Error("a dropped line went unnoticed")
 	}

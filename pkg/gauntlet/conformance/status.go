@@ -41,7 +41,7 @@ const (
 var rank = map[Proof]int{Failed: 0, Stale: 1, Unbacked: 2, Partial: 3, Unprovable: 4, NotRun: 5, Proven: 6}
 
 // Blocking reports whether the proof fails a gate outright (exit 1);
-// Partial, NotRun and Unprovable only keep it waiting (exit 3).
+// Partial, NotRun and Unprovable only keep it waiting (exit 4).
 func (p Proof) Blocking() bool { return p == Failed || p == Stale || p == Unbacked }
 
 // Cell is where a proof holds: estate, substrate, engine and oracle.
@@ -61,9 +61,23 @@ type CellProof struct {
 	Cell  Cell   `json:"cell"`
 	Proof Proof  `json:"proof"`
 	Why   string `json:"why"`
-	// Required: the registry requires it (one of its estates and
-	// substrates, with the pinned engine and oracle). Other cells are
-	// shown and never count for a gate.
+	// Required: the pinned engine and oracle on one of the requirement's
+	// substrates, for an estate that exercises it - one the registry
+	// lists, or one whose recorded run claimed it in a verifying stage
+	// and does not decline it. Other cells are shown and never count.
+	Required bool `json:"required"`
+	// Declined is why the estate's estate.yaml says the verifying stages
+	// do not apply to it (a skip, a section it does not declare).
+	Declined string `json:"declined,omitempty"`
+}
+
+// EstateProof is a requirement's proof on one estate: its worst required
+// cell, or why none is required there.
+type EstateProof struct {
+	Estate string `json:"estate"`
+	Proof  Proof  `json:"proof"`
+	Why    string `json:"why"`
+	// Required: the estate exercises the requirement (see CellProof).
 	Required bool `json:"required"`
 }
 
@@ -76,6 +90,9 @@ type Status struct {
 	Proof     Proof       `json:"proof"`
 	Why       string      `json:"why"`
 	Cells     []CellProof `json:"cells"`
+	// Estates is the requirement across every estate: the corpus's, the
+	// registry's and every recorded one.
+	Estates []EstateProof `json:"estates"`
 }
 
 // PinnedCLI is a CLI as the pins name it.
@@ -113,6 +130,29 @@ type World struct {
 	SubjectHas     func(capability string) bool
 	Engine, Oracle PinnedCLI
 	Current        Current
+	// Estates are the corpus's estates, each shown for every requirement
+	// even before its first recorded run.
+	Estates []string
+	// Declines says why an estate's estate.yaml declares that a stage
+	// does not apply to it, or "" (nil: no estate declines anything).
+	Declines func(estate, stage string) string
+}
+
+// declined says why estate declines every stage verifying a requirement,
+// or "" when one of them applies to it.
+func (w World) declined(estate string, stages []string) string {
+	if w.Declines == nil || len(stages) == 0 {
+		return ""
+	}
+	var why []string
+	for _, s := range stages {
+		d := w.Declines(estate, s)
+		if d == "" {
+			return ""
+		}
+		why = append(why, s+": "+d)
+	}
+	return strings.Join(why, "; ")
 }
 
 // Report is the derived state of every requirement.
@@ -165,11 +205,22 @@ func Derive(w World, l *Ledger) (*Report, error) {
 			cells = append(cells, c)
 		}
 	}
-	required := func(q Requirement, c Cell, rows []Row) bool {
-		if !slices.Contains(q.Estates, c.Estate) || !slices.Contains(q.Substrates, c.Substrate) || len(rows) == 0 {
+	// A cell is required when it is the pinned pair on one of q's
+	// substrates and its estate exercises q: the registry lists it, or a
+	// run of it claimed q in a verifying stage and the estate does not
+	// decline every such stage. So a requirement is proven only when every
+	// estate that exercises it is - not just the estates someone listed.
+	required := func(q Requirement, stages []string, c Cell, rows []Row) bool {
+		if len(rows) == 0 || !slices.Contains(q.Substrates, c.Substrate) || !w.Engine.Matches(rows[0].Engine) || !w.Oracle.Matches(rows[0].Oracle) {
 			return false
 		}
-		return w.Engine.Matches(rows[0].Engine) && w.Oracle.Matches(rows[0].Oracle)
+		if slices.Contains(q.Estates, c.Estate) {
+			return true
+		}
+		claimed := slices.ContainsFunc(rows, func(r Row) bool {
+			return slices.Contains(stages, r.Stage) && slices.Contains(r.Requirements, q.ID)
+		})
+		return claimed && w.declined(c.Estate, stages) == ""
 	}
 	byCell := map[Cell][]Row{}
 	for _, r := range l.Rows {
@@ -184,8 +235,9 @@ func Derive(w World, l *Ledger) (*Report, error) {
 			if err != nil {
 				in = nil // the estate is gone: nothing it ran is current
 			}
-			p, why := cellProof(q.ID, st.Stages, byCell[c], l.Inputs, in)
-			st.Cells = append(st.Cells, CellProof{Cell: c, Proof: p, Why: why, Required: required(q, c, byCell[c])})
+			p, why := cellProof(q, st.Stages, byCell[c], l.Inputs, in)
+			st.Cells = append(st.Cells, CellProof{Cell: c, Proof: p, Why: why, Required: required(q, st.Stages, c, byCell[c]),
+				Declined: w.declined(c.Estate, st.Stages)})
 		}
 		for _, e := range q.Estates {
 			for _, s := range q.Substrates {
@@ -196,7 +248,7 @@ func Derive(w World, l *Ledger) (*Report, error) {
 				if !found {
 					st.Cells = append(st.Cells, CellProof{
 						Cell:  Cell{e, s, w.Engine.String(), w.Oracle.String()},
-						Proof: NotRun, Required: true,
+						Proof: NotRun, Required: true, Declined: w.declined(e, st.Stages),
 						Why: fmt.Sprintf("no run of %s on %s with the pinned %s %s and %s %s is recorded", e, s,
 							w.Engine.Name, w.Engine.Version, w.Oracle.Name, w.Oracle.Version),
 					})
@@ -235,6 +287,7 @@ func Derive(w World, l *Ledger) (*Report, error) {
 				}
 			}
 		}
+		st.Estates = estatesOf(w, q, st)
 		rep.Requirements = append(rep.Requirements, st)
 	}
 	for c := range columns {
@@ -245,6 +298,45 @@ func Derive(w World, l *Ledger) (*Report, error) {
 		return a.String() < b.String()
 	})
 	return rep, nil
+}
+
+// estatesOf is a requirement across every estate: the worst of each
+// estate's required cells, or why it has none.
+func estatesOf(w World, q Requirement, st Status) []EstateProof {
+	names := append(append([]string{}, w.Estates...), q.Estates...)
+	for _, cp := range st.Cells {
+		names = append(names, cp.Cell.Estate)
+	}
+	sort.Strings(names)
+	names = slices.Compact(names)
+	var out []EstateProof
+	for _, e := range names {
+		ep := EstateProof{Estate: e, Proof: NotRun}
+		recorded := false
+		for _, cp := range st.Cells {
+			if cp.Cell.Estate != e {
+				continue
+			}
+			recorded = true
+			if cp.Required && (!ep.Required || rank[cp.Proof] < rank[ep.Proof]) {
+				ep.Proof, ep.Why, ep.Required = cp.Proof, cp.Cell.Substrate+": "+cp.Why, true
+			}
+		}
+		switch {
+		case ep.Required:
+		case len(st.Stages) == 0:
+			ep.Why = "no stage verifies it"
+		case w.declined(e, st.Stages) != "":
+			ep.Why = "declined by estate.yaml: " + w.declined(e, st.Stages)
+		case recorded:
+			ep.Why = fmt.Sprintf("not exercised here: no run of it with the pinned %s and %s on %s claimed it",
+				w.Engine.Name, w.Oracle.Name, strings.Join(q.Substrates, " or "))
+		default:
+			ep.Why = "no run of this estate is recorded"
+		}
+		out = append(out, ep)
+	}
+	return out
 }
 
 // unprovable says which capability no pinned engine has, if any.
@@ -264,11 +356,11 @@ func unprovable(stages []string, w World) string {
 
 // cellProof is a requirement's proof in one cell from that cell's rows:
 // for each verifying stage, the rows whose inputs are the tree's now.
-func cellProof(req string, stages []string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
+func cellProof(q Requirement, stages []string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
 	best, why := Proven, ""
 	first := true
 	for _, s := range stages {
-		p, w := stageProof(req, s, rows, inputs, now)
+		p, w := stageProof(q, s, rows, inputs, now)
 		if first || rank[p] < rank[best] {
 			best, why = p, w
 		}
@@ -284,7 +376,23 @@ func cellProof(req string, stages []string, rows []Row, inputs map[string]*Input
 // whose run claimed req count: a stage verifies some requirements only on
 // some estates (the records in the cluster), and its pass elsewhere is
 // about something else.
-func stageProof(req, stage string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
+//
+// A row is fresh when everything its run ran is the tree's now and the
+// requirement's registry entry is the one it was recorded under: a
+// reworded statement or a narrowed set of cells is another claim.
+func stageProof(q Requirement, stage string, rows []Row, inputs map[string]*Inputs, now *Inputs) (Proof, string) {
+	req := q.ID
+	changed := func(r Row) []string {
+		then := inputs[r.Run]
+		if then == nil || now == nil {
+			return nil
+		}
+		out := Changed(then, now)
+		if why := RequirementChanged(then, q); why != "" {
+			out = append([]string{why}, out...)
+		}
+		return out
+	}
 	var all, fresh []Row
 	unclaimed := ""
 	for _, r := range rows {
@@ -296,7 +404,7 @@ func stageProof(req, stage string, rows []Row, inputs map[string]*Inputs, now *I
 			continue
 		}
 		all = append(all, r)
-		if now != nil && len(Changed(inputs[r.Run], now)) == 0 {
+		if now != nil && inputs[r.Run] != nil && len(changed(r)) == 0 {
 			fresh = append(fresh, r)
 		}
 	}
@@ -310,7 +418,7 @@ func stageProof(req, stage string, rows []Row, inputs map[string]*Inputs, now *I
 		last := all[len(all)-1]
 		what := "the estate is gone"
 		if now != nil {
-			what = summarise(Changed(inputs[last.Run], now))
+			what = summarise(changed(last))
 		}
 		return Stale, fmt.Sprintf("run %s (%s, %s) is about another tree: changed since: %s", last.Run, stage, last.Verdict, what)
 	}
@@ -378,11 +486,12 @@ func (r *Report) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
-// Exit codes of the gates.
+// Exit codes of the gates. Waiting is 4, not 3: gauntlet's 3 means a
+// command could not run at all (docs/cli.md).
 const (
 	ExitProven  = 0
 	ExitFailed  = 1
-	ExitWaiting = 3
+	ExitWaiting = 4
 )
 
 // Gate is a gate's verdict over a set of requirements.

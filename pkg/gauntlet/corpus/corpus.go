@@ -13,13 +13,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
@@ -102,19 +102,7 @@ func Fetch(ctx context.Context, cacheDir string, src *estate.Source) ([]string, 
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-		out, err := cmd.Output()
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(ee.Stderr)))
-			}
-			return nil, fmt.Errorf("git %s: %w", args[0], err)
-		}
-		return out, nil
-	}
+	git := func(args ...string) ([]byte, error) { return gitrun.Run(ctx, work, 0, args...) }
 	for _, args := range [][]string{
 		{"init", "-q"},
 		{"fetch", "-q", "--depth=1", "--filter=blob:none", src.Repository, src.Commit},

@@ -4,20 +4,27 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
 )
 
-// ReadTree fetches, with git (a shallow, blobless fetch of one commit),
-// the .tf files at paths of a repository - each a file or a folder, taken
-// whole with its subfolders - for `gauntlet estate new` to pin. It needs
-// the network. Keys are repository paths.
-func ReadTree(ctx context.Context, repository, commit string, paths []string) (map[string][]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+// GitTree is one commit of a repository as an estate.Tree, read with git
+// after a shallow, blobless fetch (blobs come as they are read). It needs
+// the network; Close removes its folder.
+type GitTree struct {
+	ctx    context.Context
+	work   string
+	commit string
+}
+
+// OpenTree fetches a repository's commit for `gauntlet estate new` to read
+// the root and every file it references. The fetch is bounded to three
+// minutes, and so is each later read.
+func OpenTree(ctx context.Context, repository, commit string) (*GitTree, error) {
 	if _, _, err := split(repository); err != nil {
 		return nil, err
 	}
@@ -25,45 +32,44 @@ func ReadTree(ctx context.Context, repository, commit string, paths []string) (m
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
-	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-		out, err := cmd.Output()
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(ee.Stderr)))
-			}
-			return nil, fmt.Errorf("git %s: %w", args[0], err)
-		}
-		return out, nil
-	}
+	t := &GitTree{ctx: ctx, work: work, commit: commit}
 	for _, args := range [][]string{{"init", "-q"}, {"fetch", "-q", "--depth=1", "--filter=blob:none", repository, commit}} {
-		if _, err := git(args...); err != nil {
+		if _, err := t.git(args...); err != nil {
+			os.RemoveAll(work)
 			return nil, fmt.Errorf("fetch %s@%s (offline? use `gauntlet estate new --dir DIR`): %w", repository, short(commit), err)
 		}
 	}
-	listed, err := git(append([]string{"ls-tree", "-r", "--name-only", commit, "--"}, paths...)...)
+	return t, nil
+}
+
+func (t *GitTree) git(args ...string) ([]byte, error) {
+	return gitrun.Run(t.ctx, t.work, 3*time.Minute, args...)
+}
+
+// ReadFile reads the file at p in the commit.
+func (t *GitTree) ReadFile(p string) ([]byte, error) { return t.git("show", t.commit+":"+p) }
+
+// Files lists the commit's files below dir.
+func (t *GitTree) Files(dir string) ([]string, error) {
+	args := []string{"ls-tree", "-r", "--name-only", t.commit}
+	if dir != "" && dir != "." {
+		args = append(args, "--", strings.TrimSuffix(dir, "/")+"/")
+	}
+	out, err := t.git(args...)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]byte{}
-	for _, p := range strings.Split(strings.TrimSpace(string(listed)), "\n") {
-		if path.Ext(p) != ".tf" {
-			continue
+	var files []string
+	for _, p := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if p != "" {
+			files = append(files, path.Clean(p))
 		}
-		b, err := git("show", commit+":"+p)
-		if err != nil {
-			return nil, err
-		}
-		out[p] = b
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no .tf file at %s in %s@%s", strings.Join(paths, ", "), repository, short(commit))
-	}
-	return out, nil
+	return files, nil
 }
+
+// Close removes the fetched repository.
+func (t *GitTree) Close() error { return os.RemoveAll(t.work) }
 
 // Sum is a file's sha256 as the pins write it.
 func Sum(b []byte) string { return sum(b) }

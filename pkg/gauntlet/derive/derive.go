@@ -63,9 +63,12 @@ const (
 type block struct {
 	address string
 	typ     string
-	counted bool              // count or for_each
-	labels  map[string]string // literal metadata labels
-	named   bool              // sets metadata name (typed block or manifest)
+	counted bool // count or for_each
+	// absent: count is 0 or for_each empty with the variables' defaults
+	// (the configuration makes no object of it unless a value says so).
+	absent bool
+	labels map[string]string // literal metadata labels
+	named  bool              // sets metadata name (typed block or manifest)
 	// labelable: a label can be added with the HCL writer (a typed
 	// metadata block, or a manifest written out as an object).
 	labelable bool
@@ -335,6 +338,8 @@ func analyse(dir string) ([]block, error) {
 	sort.Strings(paths)
 	var blocks []block
 	refs := map[string]int{}
+	var bodies []*hclsyntax.Body
+	var raw []*hclsyntax.Block // each resource block, as blocks lists them
 	for _, path := range paths {
 		if strings.HasPrefix(filepath.Base(path), "gauntlet_") {
 			continue
@@ -348,11 +353,13 @@ func analyse(dir string) ([]block, error) {
 			return nil, fmt.Errorf("derive: %s", diags.Error())
 		}
 		body := f.Body.(*hclsyntax.Body)
+		bodies = append(bodies, body)
 		for _, b := range body.Blocks {
 			self := ""
 			if b.Type == "resource" && len(b.Labels) == 2 {
 				self = b.Labels[0] + "." + b.Labels[1]
 				blocks = append(blocks, resourceOf(self, b))
+				raw = append(raw, b)
 			}
 			for addr, n := range referenced(b.Body) {
 				if addr != self {
@@ -361,10 +368,51 @@ func analyse(dir string) ([]block, error) {
 			}
 		}
 	}
+	ctx := defaults(bodies)
 	for i := range blocks {
 		blocks[i].refs = refs[blocks[i].address]
+		blocks[i].absent = absent(raw[i], ctx)
 	}
 	return blocks, nil
+}
+
+// defaults are the literal defaults of the module's variables, as the
+// var object an expression reads.
+func defaults(seen []*hclsyntax.Body) *hcl.EvalContext {
+	vars := map[string]cty.Value{}
+	for _, body := range seen {
+		for _, b := range body.Blocks {
+			if b.Type != "variable" || len(b.Labels) != 1 {
+				continue
+			}
+			if a, ok := b.Body.Attributes["default"]; ok {
+				if v, diags := a.Expr.Value(nil); !diags.HasErrors() {
+					vars[b.Labels[0]] = v
+				}
+			}
+		}
+	}
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vars)}}
+}
+
+// absent reports whether a block's count is 0, or its for_each empty,
+// with the variables' defaults.
+func absent(b *hclsyntax.Block, ctx *hcl.EvalContext) bool {
+	if a, ok := b.Body.Attributes["count"]; ok {
+		v, diags := a.Expr.Value(ctx)
+		if diags.HasErrors() || !v.IsKnown() || v.IsNull() || !v.Type().Equals(cty.Number) {
+			return false
+		}
+		return v.RawEquals(cty.Zero)
+	}
+	if a, ok := b.Body.Attributes["for_each"]; ok {
+		v, diags := a.Expr.Value(ctx)
+		if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() || !v.CanIterateElements() {
+			return false
+		}
+		return v.LengthInt() == 0
+	}
+	return false
 }
 
 // referenced counts the resources a body's expressions refer to (type.name).

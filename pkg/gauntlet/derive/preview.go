@@ -10,7 +10,8 @@ import (
 
 // Preview derives the plans from a root's configuration alone, before
 // anything is applied (gauntlet estate new prints it): each object is
-// taken as the configuration writes it - its kind from the resource type
+// taken as the configuration writes it (a block whose count is 0, or
+// whose for_each is empty, with the variables' defaults makes none) - its kind from the resource type
 // or the manifest, its name and labels where they are literal. A run
 // derives again from the state and the live objects, which decide.
 func Preview(dir string) (*Plans, []Object, error) {
@@ -21,7 +22,7 @@ func Preview(dir string) (*Plans, []Object, error) {
 	in := Input{Dir: dir, Live: map[string]*unstructured.Unstructured{}}
 	for _, b := range blocks {
 		k, role := identity.TypeKind(b.typ)
-		if role != identity.Owns {
+		if role != identity.Owns || b.absent {
 			continue
 		}
 		ref := estate.Object{Group: k.Group, Version: k.Version, Kind: k.Kind, Namespace: b.namespace, Name: b.name}

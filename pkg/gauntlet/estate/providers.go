@@ -67,7 +67,7 @@ func Declared(dir string) (Brought, error) {
 // the same name is an error to the engines), and an empty kubernetes
 // provider block - reading KUBE_CONFIG_PATH, which gauntlet sets per
 // side - only when the root configures none of its own.
-func providersTF(pins []ProviderPin, brought Brought) string {
+func providersTF(pins []ProviderPin, brought Brought, overridden bool) string {
 	var req []string
 	sorted := append([]ProviderPin(nil), pins...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
@@ -84,9 +84,12 @@ func providersTF(pins []ProviderPin, brought Brought) string {
 	} else {
 		b.WriteString(" The root requires every pinned provider itself.\n")
 	}
-	if brought.Configured["kubernetes"] {
-		b.WriteString("\n# The root configures its own kubernetes provider; its variables point it at the run's cluster.\n")
-	} else {
+	switch {
+	case brought.Configured["kubernetes"] && overridden:
+		b.WriteString("\n# The root configures its own kubernetes provider with cluster settings; " + ClusterOverride + "\n# points them at the side's cluster.\n")
+	case brought.Configured["kubernetes"]:
+		b.WriteString("\n# The root configures its own kubernetes provider and sets no cluster in it: it reads\n# KUBE_CONFIG_PATH, which gauntlet sets per side.\n")
+	default:
 		b.WriteString("\n# The kubernetes provider reads the cluster from KUBE_CONFIG_PATH, which gauntlet sets per side.\nprovider \"kubernetes\" {}\n")
 	}
 	return b.String()

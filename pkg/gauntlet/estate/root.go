@@ -20,6 +20,9 @@ type Root struct {
 	// Name is the root's name in the estate ("root" for one-root estates).
 	Name string
 	Dir  string
+	// Base is the folder the root's tree lands in: Dir itself, or a folder
+	// above it when the root calls modules from outside its own folder.
+	Base string
 	// Main is the estate's own file (the corpus file or the first of
 	// Files) that edits apply to unless they name another.
 	Main string
@@ -34,12 +37,23 @@ type Materials struct {
 	Fetched []Fetched
 	// Substrate selects the deltas.
 	Substrate string
-	// Providers are the providers gauntlet pins; the providers file
-	// requires those the root does not require itself.
+	// Providers are the providers the providers file requires where the
+	// root does not require them itself.
 	Providers []ProviderPin
+	// Supplied are every provider the toolchain supplies, for the checks
+	// of what the root needs and for relax_providers (default:
+	// Providers).
+	Supplied []ProviderPin
 	// Kubeconfig is the side's kubeconfig, for "${kubeconfig}" in
 	// variables.
 	Kubeconfig string
+}
+
+func (m Materials) supplied() []ProviderPin {
+	if len(m.Supplied) > 0 {
+		return m.Supplied
+	}
+	return m.Providers
 }
 
 // ProviderPin is a provider gauntlet pins, by local name.
@@ -67,10 +81,19 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 	if rs == nil {
 		return nil, fmt.Errorf("estate %s: no root %q", s.Name, name)
 	}
+	base := dir
+	if rs.Source != nil {
+		// Files from "../../" land above the root's folder, which keeps the
+		// repository's names for as many levels as they climb.
+		if up := rs.Source.Up(); up > 0 {
+			segs := strings.Split(rs.Source.Dir, "/")
+			dir = filepath.Join(append([]string{base}, segs[len(segs)-up:]...)...)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	r := &Root{Name: name, Dir: dir}
+	r := &Root{Name: name, Dir: dir, Base: base}
 	write := func(rel string, b []byte) error {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -136,7 +159,18 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("estate %s: root %s: %w", s.Name, name, err)
 	}
-	if err := r.WriteFile(ProvidersFile, providersTF(m.Providers, brought)); err != nil {
+	taken, err := r.Taken()
+	if err != nil {
+		return nil, fmt.Errorf("estate %s: root %s: %w", s.Name, name, err)
+	}
+	overridden, err := r.writeClusterOverrides(taken, m.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("estate %s: root %s: %w", s.Name, name, err)
+	}
+	if err := r.writeRelaxOverrides(taken, s.relaxFor(name), m.supplied()); err != nil {
+		return nil, fmt.Errorf("estate %s: root %s: %w", s.Name, name, err)
+	}
+	if err := r.WriteFile(ProvidersFile, providersTF(m.Providers, brought, overridden)); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -202,7 +236,7 @@ type Snapshot map[string]string
 // included, the engines' .terraform folder aside).
 func (r *Root) Snapshot() (Snapshot, error) {
 	snap := Snapshot{}
-	err := filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(r.base(), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -216,17 +250,36 @@ func (r *Root) Snapshot() (Snapshot, error) {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(r.Dir, p)
+		rel, err := filepath.Rel(r.base(), p)
 		snap[rel] = string(b)
 		return err
 	})
 	return snap, err
 }
 
+// base is the folder the root's tree lands in.
+func (r *Root) base() string {
+	if r.Base == "" {
+		return r.Dir
+	}
+	return r.Base
+}
+
+// Taken reads what the materialised root reads: its modules, the files
+// they reference, its cluster settings, provider needs and required
+// variables (gauntlet's own files aside).
+func (r *Root) Taken() (*Taken, error) {
+	rel, err := filepath.Rel(r.base(), r.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return Closure(DirTree(r.base()), filepath.ToSlash(rel))
+}
+
 // Restore puts back the files taken by Snapshot.
 func (r *Root) Restore(snap Snapshot) error {
 	for rel, content := range snap {
-		if err := os.WriteFile(filepath.Join(r.Dir, rel), []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(r.base(), rel), []byte(content), 0o644); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/go-version"
 	"sigs.k8s.io/yaml"
 )
 
@@ -47,6 +48,11 @@ type Spec struct {
 	Kinds []Kind `json:"kinds,omitempty"`
 	// Deltas change the source for a run; each must match exactly.
 	Deltas []Delta `json:"deltas,omitempty"`
+	// RelaxProviders let a run use the pinned provider where the root's
+	// version constraint excludes it (a root pinned to kubernetes
+	// "~> 2.23" run on the pinned 3.2.1). Each is a declared delta the
+	// evidence page shows; see RelaxProvider.
+	RelaxProviders []RelaxProvider `json:"relax_providers,omitempty"`
 	// Skip names stages that do not apply, with the reason.
 	Skip map[string]string `json:"skip,omitempty"`
 	// Findings name stages where the pinned engine or provider misbehaves on
@@ -122,6 +128,28 @@ func (s *Source) Pinned() []Pinned {
 		out = append(out, Pinned{RepoPath: path.Join(s.Dir, f.Path), SHA256: f.SHA256, RootPath: to})
 	}
 	return out
+}
+
+// Up is how many folders the source's files climb above the root's
+// folder (a module called from "../../" takes 2): the run lays the root
+// out that deep in its folder, the repository's folder names kept.
+func (s *Source) Up() int {
+	n := 0
+	for _, p := range s.Pinned() {
+		if up, _ := climb(p.RootPath); up > n {
+			n = up
+		}
+	}
+	return n
+}
+
+// climb splits a relative path into its leading "../" count and the rest.
+func climb(p string) (int, string) {
+	n := 0
+	for strings.HasPrefix(p, "../") {
+		n, p = n+1, p[3:]
+	}
+	return n, p
 }
 
 // Fetched is a pinned file found verified in the cache: RootPath is where
@@ -256,6 +284,30 @@ type Delta struct {
 	// Root names the root it edits (default: the last).
 	Root string `json:"root,omitempty"`
 	Edit `json:",inline"`
+}
+
+// RelaxProvider relaxes one version constraint the root writes in a
+// required_providers block to the version gauntlet pins, through an
+// override file the run owns (gauntlet_relax_override.tf, beside the
+// block). In estate.yaml:
+//
+//	relax_providers:
+//	  - provider: kubernetes      # the local name in required_providers
+//	    constraint: "~> 2.23"     # exactly as the root writes it
+//	    why: the root was written against 2.x; 3.2.1 is the provider the toolchain supplies
+//
+// It is refused at run time when no required_providers entry of that name
+// has that constraint (the pinned source moved), when the provider is not
+// one the toolchain pins (only the version may be relaxed, never the
+// provider), and when the pinned version already meets the constraint
+// (the relaxation is stale). `gauntlet estate new` and the preflight name
+// every constraint that excludes a pin.
+type RelaxProvider struct {
+	Provider   string `json:"provider"`
+	Constraint string `json:"constraint"`
+	Why        string `json:"why"`
+	// Root names the root it applies to (default: every root).
+	Root string `json:"root,omitempty"`
 }
 
 // Tamper is an out-of-band JSON patch to one object.
@@ -460,6 +512,20 @@ func (s *Spec) validate() error {
 			return fmt.Errorf("delta %q: no root %q", d.Name, d.Root)
 		}
 	}
+	for _, rp := range s.RelaxProviders {
+		if rp.Provider == "" || rp.Constraint == "" || rp.Why == "" {
+			return fmt.Errorf("relax_providers %q: provider, constraint and why are required", rp.Provider)
+		}
+		if _, err := version.NewConstraint(rp.Constraint); err != nil {
+			return fmt.Errorf("relax_providers %s: constraint %q: %w", rp.Provider, rp.Constraint, err)
+		}
+		if rp.Root != "" && !names[rp.Root] {
+			return fmt.Errorf("relax_providers %s: no root %q", rp.Provider, rp.Root)
+		}
+	}
+	if todo := s.todoVariables(); len(todo) > 0 {
+		return fmt.Errorf("variables %s are TODO (left by gauntlet estate new: the root requires them and has no default): give each a value", strings.Join(todo, ", "))
+	}
 	for _, n := range s.Sensitive {
 		if _, ok := s.Variables[n]; ok {
 			continue
@@ -477,6 +543,29 @@ func (s *Spec) validate() error {
 	}
 	return nil
 }
+
+// todoVariables are the variables still set to the TODO marker estate new
+// writes for a required variable, in order.
+func (s *Spec) todoVariables() []string {
+	var out []string
+	add := func(vars map[string]any, prefix string) {
+		for k, v := range vars {
+			if v == todoMarker {
+				out = append(out, prefix+k)
+			}
+		}
+	}
+	add(s.Variables, "")
+	for _, r := range s.Roots {
+		add(r.Variables, r.Name+".")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// todoMarker is what gauntlet estate new writes where only the user knows
+// the value.
+const todoMarker = "TODO"
 
 func (src *Source) validate() error {
 	if src.Repository == "TODO" || src.Commit == "TODO" {
@@ -496,10 +585,16 @@ func (src *Source) validate() error {
 		if f.Path == "" || !sha256RE.MatchString(f.SHA256) {
 			return fmt.Errorf("source file %q: a path and a sha256 of 64 lowercase hex digits are required", f.Path)
 		}
-		for _, p := range []string{f.Path, f.As, src.Dir} {
-			if path.IsAbs(p) || strings.HasPrefix(path.Clean("/"+p), "/..") || strings.Contains(p, "..") {
-				return fmt.Errorf("source file %q: paths stay inside the repository and the root", f.Path)
+		for _, p := range []string{f.As, src.Dir} {
+			if path.IsAbs(p) || strings.Contains(p, "..") {
+				return fmt.Errorf("source file %q: dir and as stay inside the repository and the root", f.Path)
 			}
+		}
+		// A path may climb out of dir (a module the root calls from
+		// "../../"), never out of the repository.
+		up, rest := climb(f.Path)
+		if path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || strings.Contains(rest, "..") || up > strings.Count(src.Dir, "/")+1 || (up > 0 && src.Dir == "") {
+			return fmt.Errorf("source file %q: paths stay inside the repository (they may climb out of dir, %q)", f.Path, src.Dir)
 		}
 	}
 	for _, p := range src.Pinned() {

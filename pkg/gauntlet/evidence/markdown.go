@@ -110,9 +110,12 @@ func sourceLine(e result.Estate) string {
 	} else {
 		parts = append(parts, "path not recorded")
 	}
-	if e.SourceSHA256 != "" {
+	switch {
+	case e.SourceSHA256 != "" && e.SourceSHA256Listing:
+		parts = append(parts, "sha256 of the listing of its files' sha256 and paths (one `<sha256>  <path>` line per file, as sha256sum writes it; each file's own sha256 is in estate.yaml) "+codeSpan(e.SourceSHA256))
+	case e.SourceSHA256 != "":
 		parts = append(parts, "sha256 "+codeSpan(e.SourceSHA256))
-	} else {
+	default:
 		parts = append(parts, "sha256 not recorded")
 	}
 	return "Source: " + strings.Join(parts, ", ") + "."

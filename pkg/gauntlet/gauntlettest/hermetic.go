@@ -22,6 +22,9 @@ func assertHermetic(t testing.TB) {
 	if os.Getenv(HermeticEnv) != "1" {
 		return
 	}
+	if err := loopbackUp(); err != nil {
+		t.Fatalf("$%s=1: %v", HermeticEnv, err)
+	}
 	if err := hermetic(os.Getenv("TEST_TMPDIR")); err != nil {
 		t.Fatalf("$%s=1, but the test is not hermetic: %v", HermeticEnv, err)
 	}
@@ -40,7 +43,7 @@ func hermetic(testTmp string) error {
 		}
 	}
 	if len(other) > 0 {
-		return fmt.Errorf("network interfaces besides loopback: %s (run with --sandbox_default_allow_network=false)", strings.Join(other, ", "))
+		return fmt.Errorf("network interfaces besides loopback: %s (run it in a network namespace of its own: bazel test --config=hermetic)", strings.Join(other, ", "))
 	}
 	if testTmp == "" {
 		return fmt.Errorf("no $TEST_TMPDIR: not run by Bazel")

@@ -87,6 +87,10 @@ type Estate struct {
 	SourceCommit string `json:"source_commit,omitempty"`
 	SourcePath   string `json:"source_path,omitempty"`
 	SourceSHA256 string `json:"source_sha256,omitempty"`
+	// SourceSHA256Listing says SourceSHA256 is, for a source of several
+	// files, the sha256 of its listing (one "<sha256>  <path>" line per
+	// file, as sha256sum writes it), not of a file.
+	SourceSHA256Listing bool `json:"source_sha256_listing,omitempty"`
 }
 
 // Engine is a CLI as the run saw it, with its pin for staleness.

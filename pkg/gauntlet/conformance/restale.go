@@ -1,0 +1,100 @@
+package conformance
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Need is a cell the registry requires that has no proof at the tree's
+// inputs now: a run of Estate on Substrate with the pinned engine and
+// oracle would prove (or fail) it again.
+type Need struct {
+	Estate    string `json:"estate"`
+	Substrate string `json:"substrate"`
+	// Missing: no run of the pair is recorded for some stage the cell
+	// needs; otherwise every such run is about another tree (stale).
+	Missing bool   `json:"missing"`
+	Why     string `json:"why"`
+}
+
+// Name is the cell as sharding sorts it, "estate/substrate".
+func (n Need) Name() string { return n.Estate + "/" + n.Substrate }
+
+// StaleCells lists the required cells (estate x substrate, with the pinned
+// engine and oracle) where a stage that verifies a requirement there has
+// no recorded run at the tree's inputs now - never recorded, or recorded
+// from inputs that have changed - sorted by name. A cell whose run at the
+// current inputs failed is not listed: running it again at the same inputs
+// proves nothing new (a later pass would be a flake, not a proof).
+func StaleCells(w World, l *Ledger) ([]Need, error) {
+	type pair struct{ estate, substrate string }
+	stages := map[pair]map[string]bool{}
+	for _, q := range w.Registry.Requirements {
+		for _, e := range q.Estates {
+			for _, s := range q.Substrates {
+				p := pair{e, s}
+				if stages[p] == nil {
+					stages[p] = map[string]bool{}
+				}
+				for _, st := range w.Coverage.Stages[q.ID] {
+					stages[p][st] = true
+				}
+			}
+		}
+	}
+	var needs []Need
+	for p, want := range stages {
+		if len(want) == 0 {
+			continue
+		}
+		now, err := w.Current.Inputs(p.estate, p.substrate, nil)
+		if err != nil {
+			return nil, fmt.Errorf("cell %s on %s: %w", p.estate, p.substrate, err)
+		}
+		var missing, stale []string
+		staleWhy := ""
+		for _, st := range sortedKeys(want) {
+			var ran []Row
+			fresh := false
+			for _, r := range l.Rows {
+				if r.Estate != p.estate || r.Substrate != p.substrate || r.Stage != st || !w.Engine.Matches(r.Engine) || !w.Oracle.Matches(r.Oracle) {
+					continue
+				}
+				ran = append(ran, r)
+				if in := l.Inputs[r.Run]; in != nil && len(Changed(in, now)) == 0 {
+					fresh = true
+				}
+			}
+			switch {
+			case len(ran) == 0:
+				missing = append(missing, st)
+			case !fresh:
+				stale = append(stale, st)
+				if staleWhy == "" {
+					last := ran[len(ran)-1]
+					staleWhy = fmt.Sprintf("run %s is about another tree: changed since: %s", last.Run, summarise(Changed(l.Inputs[last.Run], now)))
+				}
+			}
+		}
+		switch {
+		case len(missing) > 0:
+			needs = append(needs, Need{Estate: p.estate, Substrate: p.substrate, Missing: true,
+				Why: fmt.Sprintf("no run with the pinned %s %s and %s %s recorded for %s", w.Engine.Name, w.Engine.Version, w.Oracle.Name, w.Oracle.Version, strings.Join(missing, ", "))})
+		case len(stale) > 0:
+			needs = append(needs, Need{Estate: p.estate, Substrate: p.substrate,
+				Why: fmt.Sprintf("stale for %s: %s", strings.Join(stale, ", "), staleWhy)})
+		}
+	}
+	sort.Slice(needs, func(i, j int) bool { return needs[i].Name() < needs[j].Name() })
+	return needs, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,77 @@
+package derive
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// The preview takes a block whose count is 0, or whose for_each is empty,
+// with the variables' defaults as making no object: it is neither counted
+// nor chosen (as the removal's neighbour, say).
+func TestPreviewLeavesOutBlocksThatMakeNothing(t *testing.T) {
+	dir := t.TempDir()
+	main := `resource "kubernetes_config_map_v1" "kept" {
+  metadata {
+    name   = "kept"
+    labels = { app = "a" }
+  }
+}
+resource "kubernetes_secret_v1" "leaf" {
+  metadata {
+    name   = "leaf"
+    labels = { app = "a" }
+  }
+}
+resource "kubernetes_config_map_v1" "off" {
+  count = var.enabled ? 1 : 0
+  metadata {
+    name   = "off"
+    labels = { app = "a" }
+  }
+}
+resource "kubernetes_config_map_v1" "none" {
+  for_each = var.extra
+  metadata {
+    name = each.key
+  }
+}
+resource "kubernetes_config_map_v1" "on" {
+  count = var.replicas
+  metadata {
+    name = "on"
+  }
+}
+`
+	// The variables live in a file read after main.tf.
+	vars := `variable "enabled" {
+  default = false
+}
+variable "extra" {
+  default = {}
+}
+variable "replicas" {
+  default = 2
+}
+`
+	for name, body := range map[string]string{"main.tf": main, "variables.tf": vars} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, objs, err := Preview(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, o := range objs {
+		addrs = append(addrs, o.Address)
+	}
+	if want := []string{"kubernetes_config_map_v1.kept", "kubernetes_secret_v1.leaf", "kubernetes_config_map_v1.on"}; !slices.Equal(addrs, want) {
+		t.Errorf("preview objects %v, want %v", addrs, want)
+	}
+	if p.Remove != nil && (p.Remove.Neighbour.Name == "off" || p.Remove.Neighbour.Name == "none") {
+		t.Errorf("the removal's neighbour is an object the configuration does not make: %+v", p.Remove.Neighbour)
+	}
+}
