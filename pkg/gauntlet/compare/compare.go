@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
@@ -279,7 +280,7 @@ func compareEstate(e EstateRuns) EstateReport {
 		for i, r := range side.reps {
 			label := fmt.Sprintf("%s #%d", side.name, i+1)
 			if r.Run == nil {
-				er.Errors = append(er.Errors, fmt.Sprintf("%s could not run: %s", label, firstLine(r.Error, 300)))
+				er.Errors = append(er.Errors, fmt.Sprintf("%s could not run: %s", label, oneline.First(r.Error, 300)))
 				continue
 			}
 			if er.Title == "" {
@@ -381,7 +382,7 @@ func compareStage(id string, e EstateRuns, versions []string) StageRow {
 		if !pb && row.Build.Verdict != result.NotRun {
 			row.Outcome, row.Why = Shared, "both fail the same way: "+row.Build.Summary
 			if row.Stock.Limitation != "" {
-				row.Why += "; stock does too (estate.yaml: " + firstLine(row.Stock.Limitation, 160) + ")"
+				row.Why += "; stock does too (estate.yaml: " + oneline.First(row.Stock.Limitation, 160) + ")"
 			}
 		}
 	case pa && !pb:
@@ -430,7 +431,7 @@ func side(s sideStages, versions []string) Side {
 	case st.Verdict == result.Pass:
 		out.Summary = fmt.Sprintf("pass, %d checks", len(st.Checks))
 	case st.Verdict == result.NotRun || st.Verdict == result.Cancelled:
-		out.Summary = fmt.Sprintf("%s: %s", st.Verdict, firstLine(orElse(st.Reason, st.Detail), 200))
+		out.Summary = fmt.Sprintf("%s: %s", st.Verdict, oneline.First(orElse(st.Reason, st.Detail), 200))
 	case len(out.Findings) > 0:
 		var names []string
 		for _, f := range out.Findings {
@@ -438,7 +439,7 @@ func side(s sideStages, versions []string) Side {
 		}
 		out.Summary = fmt.Sprintf("%s: %s", st.Verdict, strings.Join(names, "; "))
 	default:
-		out.Summary = fmt.Sprintf("%s: %s", st.Verdict, lastSentence(st.Detail))
+		out.Summary = fmt.Sprintf("%s: %s", st.Verdict, oneline.Last(st.Detail, 300))
 	}
 	return out
 }
@@ -450,16 +451,16 @@ func findings(st result.Stage) []Finding {
 	var out []Finding
 	for _, c := range st.Checks {
 		if c.Verdict != result.Pass && c.Verdict != result.NotRun {
-			out = append(out, Finding{Check: c.Name, Detail: fmt.Sprintf("%s: %s", c.Verdict, firstLine(c.Detail, 400))})
+			out = append(out, Finding{Check: c.Name, Detail: fmt.Sprintf("%s: %s", c.Verdict, oneline.First(c.Detail, 400))})
 		}
 	}
 	for _, br := range st.Breaks {
 		if br.EngineFinding {
-			out = append(out, Finding{Check: "BREAK " + br.Name, Detail: "engine finding: held on the subject, stock noticed it: " + firstLine(br.Detail, 300)})
+			out = append(out, Finding{Check: "BREAK " + br.Name, Detail: "engine finding: held on the subject, stock noticed it: " + oneline.First(br.Detail, 300)})
 		}
 	}
 	if len(out) == 0 && st.Verdict != result.Pass && st.Verdict != result.NotRun && st.Verdict != result.Cancelled {
-		out = append(out, Finding{Check: "(stage)", Detail: lastSentence(st.Detail)})
+		out = append(out, Finding{Check: "(stage)", Detail: oneline.Last(st.Detail, 300)})
 	}
 	return out
 }
@@ -704,25 +705,4 @@ func orElse(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// lastSentence is a stage detail's last sentence, where the runner puts
-// "The stage could not finish: ...".
-func lastSentence(s string) string {
-	if i := strings.LastIndex(s, "The stage could not finish"); i >= 0 {
-		return firstLine(s[i:], 300)
-	}
-	return firstLine(s, 300)
-}
-
-func firstLine(s string, limit int) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			if r := []rune(l); len(r) > limit {
-				return string(r[:limit]) + "…"
-			}
-			return l
-		}
-	}
-	return ""
 }

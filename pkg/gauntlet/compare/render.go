@@ -13,6 +13,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/htmlreport"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
@@ -214,7 +215,7 @@ func outcomeWord(row StageRow) string {
 
 func stockWords(s Stock) string {
 	if s.Limitation != "" {
-		return "limitation: " + firstLine(s.Limitation, 120)
+		return "limitation: " + oneline.First(s.Limitation, 120)
 	}
 	return "-"
 }

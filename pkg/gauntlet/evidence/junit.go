@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -155,7 +156,7 @@ func verdictCase(class, name string, v result.Verdict, detail, reason string) ju
 		c.Skipped = &junitSkipped{Message: reasonText(reason)}
 	case result.Fail:
 		c.Failure = &junitFailure{
-			Message: orDefault(firstLine(detail, 200), "failed, no detail recorded"),
+			Message: orDefault(oneline.First(detail, 200), "failed, no detail recorded"),
 			Type:    "fail",
 			Text:    detail,
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/htmlreport"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -89,10 +90,10 @@ func page(m *Matrix) htmlreport.Page {
 	ev := htmlreport.Section{ID: "evidence", Heading: "Evidence", Empty: "No engine ran."}
 	for _, col := range m.Columns {
 		if col.Run == nil {
-			ev.Items = append(ev.Items, htmlreport.Item{Class: "new", Badge: "could not run", Title: col.Engine, What: "could not run: " + firstLine(col.Error, 300)})
+			ev.Items = append(ev.Items, htmlreport.Item{Class: "new", Badge: "could not run", Title: col.Engine, What: "could not run: " + oneline.First(col.Error, 300)})
 			continue
 		}
-		ev.Links = append(ev.Links, htmlreport.Link{Label: fmt.Sprintf("%s: %s", col.Engine, firstLine(evidence.Headline(col.Run), 100)), Href: evidenceOf(col)})
+		ev.Links = append(ev.Links, htmlreport.Link{Label: fmt.Sprintf("%s: %s", col.Engine, oneline.First(evidence.Headline(col.Run), 100)), Href: evidenceOf(col)})
 	}
 	p.Sections = append(p.Sections, ev)
 	return p

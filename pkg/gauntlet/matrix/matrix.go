@@ -30,6 +30,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
@@ -241,7 +242,7 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 		res, err := runOne(ctx, spec, o, e, orc, t)
 		if err != nil && errors.Is(err, gauntlet.ErrOracleDiverged) && ctx.Err() == nil {
 			o.Logger.Warnf("matrix: %s: %v; running it again with a live oracle", e.Label, err)
-			col.Oracle = "live: the replay diverged (" + firstLine(err.Error(), 240) + ")"
+			col.Oracle = "live: the replay diverged (" + oneline.First(err.Error(), 240) + ")"
 			res, err = runOne(ctx, spec, o, e, orc, nil)
 		}
 		if err != nil {

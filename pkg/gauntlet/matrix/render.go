@@ -14,6 +14,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -226,7 +227,7 @@ func Markdown(w io.Writer, m *Matrix) error {
 	b.WriteString("\n## Runs\n\n| engine | binary | verdict | time | evidence |\n|---|---|---|---|---|\n")
 	for _, col := range m.Columns {
 		if col.Run == nil {
-			fmt.Fprintf(&b, "| %s | - | could not run: %s | - | - |\n", col.Engine, cellEscape(firstLine(col.Error, 300)))
+			fmt.Fprintf(&b, "| %s | - | could not run: %s | - | - |\n", col.Engine, cellEscape(oneline.First(col.Error, 300)))
 			continue
 		}
 		s := col.Run.Subject
@@ -235,10 +236,10 @@ func Markdown(w io.Writer, m *Matrix) error {
 			reused = " (earlier run, reused)"
 		}
 		if col.Oracle != "" {
-			reused += "; oracle " + firstLine(col.Oracle, 120)
+			reused += "; oracle " + oneline.First(col.Oracle, 120)
 		}
 		fmt.Fprintf(&b, "| %s%s | %s sha256 %s | %s | %s | [%s](%s/%s) |\n", col.Engine, reused, cellEscape(s.Display), shortSHA(s.SHA256),
-			cellEscape(firstLine(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
+			cellEscape(oneline.First(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
 	}
 	pace := fmt.Sprintf("%d at a time", max(1, m.Jobs))
 	if slices.ContainsFunc(m.Columns, func(col Column) bool { return col.Oracle == "recorded" }) {
@@ -257,7 +258,7 @@ func cellText(c Cell) string {
 	case result.Pass:
 		return "pass: " + cellEscape(c.Why)
 	case result.NotRun:
-		return "not run: " + cellEscape(firstLine(c.Why, 90))
+		return "not run: " + cellEscape(oneline.First(c.Why, 90))
 	}
 	if len(c.Differs) > 0 {
 		names := make([]string, 0, len(c.Differs))
