@@ -669,6 +669,7 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 	case err != nil:
 		sr.Verdict = result.Fail
 		sr.Detail = fmt.Sprintf("%s The stage could not finish: %v", sr.Detail, err)
+		sr.Aborted = err.Error()
 	case rec.Failed():
 		sr.Verdict = result.Fail
 	default:

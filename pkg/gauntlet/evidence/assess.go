@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -68,6 +69,14 @@ func (a assessment) verdictSentence() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s marked pass without proof: %s",
 			count(n), plural(n, "is", "are"), joinAnd(names)))
+	}
+	if n := len(a.Aborted); n > 0 {
+		names := make([]string, n)
+		for i, s := range a.Aborted {
+			names[i] = fmt.Sprintf("%s after %d %s (%s)", s.Stage, s.Recorded, plural(s.Recorded, "check", "checks"), oneline.First(s.Reason, 160))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s aborted, so every check after the abort did not run: %s",
+			count(n), plural(n, "stage", "stages"), joinAnd(names)))
 	}
 	return "Not clear: " + strings.Join(parts, "; ") + "."
 }

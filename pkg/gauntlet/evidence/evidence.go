@@ -52,20 +52,6 @@ func buildOptions(opts []Option) *options {
 	return o
 }
 
-// Clear reports whether the run is clear as the evidence states it. It is
-// stricter than result.Run.Clear, because a green the page cannot back must
-// not be called clear: the run needs at least one headline stage, every
-// headline stage must pass, and no passing headline stage may carry a
-// BREAK that left its assertion passing or a check that failed. The
-// markdown page's verdict sentence, run.json's "clear" and JUnit agree
-// with it.
-func Clear(r *result.Run) bool {
-	if r == nil {
-		return false
-	}
-	return r.Clear()
-}
-
 // Headline is the page's one-line verdict, for the CLI: "Clear.", "Clear -
 // N checks not run on the local substrate: ...", "Not clear: ..." or
 // "Cancelled ...". It reads the same assessment as everything else.

@@ -18,7 +18,7 @@ const Schema = "gauntlet.run/v1"
 // JSON writes.
 type Document struct {
 	Schema string `json:"schema"`
-	// Clear is Clear(run), the same verdict the markdown page states.
+	// Clear is result.Run.Assess().Clear(), the verdict the markdown page states.
 	Clear bool `json:"clear"`
 	// ChecksNotRun are the checks a clear run did not run (on this
 	// substrate), so no reader takes it for a full one.
@@ -34,10 +34,11 @@ func JSON(w io.Writer, r *result.Run) error {
 	if r == nil {
 		return fmt.Errorf("evidence: json: %w", errNilRun)
 	}
+	a := r.Assess()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Document{Schema: Schema, Clear: Clear(r), ChecksNotRun: r.Assess().ChecksNotRun, Run: r}); err != nil {
+	if err := enc.Encode(Document{Schema: Schema, Clear: a.Clear(), ChecksNotRun: a.ChecksNotRun, Run: r}); err != nil {
 		return fmt.Errorf("evidence: json %s: %w", r.Estate.Name, err)
 	}
 	return nil

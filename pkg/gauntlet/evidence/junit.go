@@ -177,6 +177,13 @@ func breakCase(class, stageID string, br result.Break) junitCase {
 		c.SystemOut = text
 		return c
 	}
+	if br.Side == "oracle" {
+		// The oracle's replay tells an engine finding from a weak check;
+		// result.Assess never counts it against the run, so neither does
+		// JUnit: what it shows is on the subject's BREAK.
+		c.SystemOut = "oracle side, not a verdict: BREAK " + string(br.Outcome) + "\n" + text
+		return c
+	}
 	msg := "BREAK " + string(br.Outcome)
 	if br.EngineFinding {
 		msg = "engine finding: the subject missed a corruption stock notices"
@@ -194,7 +201,7 @@ func junitProperties(r *result.Run) []junitProperty {
 		{"substrate", r.Substrate},
 		{"commit", r.Commit},
 		{"exit_code", fmt.Sprint(r.ExitCode)},
-		{"clear", fmt.Sprint(Clear(r))},
+		{"clear", fmt.Sprint(r.Clear())},
 		{"reproduce", r.Reproduce},
 	}
 	props = append(props, cancelledProperty(r)...)

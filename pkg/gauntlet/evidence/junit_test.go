@@ -226,3 +226,30 @@ func TestJUnitStageTime(t *testing.T) {
 		}
 	}
 }
+
+// TestJUnitReadsAssess: an oracle-side BREAK that did not prove is the
+// oracle telling a weak check from an engine finding; result.Assess does
+// not count it against a clear run, so JUnit reports no failure for it.
+func TestJUnitReadsAssess(t *testing.T) {
+	r := withStage(0, func(s *result.Stage) {
+		s.Breaks = append(s.Breaks, result.Break{Name: "delete", Side: "oracle", Corruption: "deletes the ConfigMap", Outcome: result.Held, Detail: "still passed"})
+	})
+	if !r.Clear() {
+		t.Fatalf("fixture is not clear: %+v", r.Assess())
+	}
+	doc := parseJUnit(t, r)
+	if doc.Failures != 0 {
+		t.Errorf("a clear run's JUnit has %d failures", doc.Failures)
+	}
+	aborted := withStage(1, func(s *result.Stage) { s.Verdict, s.Aborted = result.Fail, "plan: exit 1" })
+	if a := aborted.Assess(); len(a.Aborted) != 1 || a.Aborted[0].Stage != "migrate" {
+		t.Errorf("an aborted stage is not counted: %+v", a.Aborted)
+	}
+	var b bytes.Buffer
+	if err := evidence.Markdown(&b, aborted); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "every check after the abort did not run: migrate after 0 checks (plan: exit 1)") {
+		t.Errorf("the page does not count the aborted stage's checks:\n%s", b.String())
+	}
+}

@@ -229,7 +229,7 @@ func checksLine(checks []result.Check) string {
 }
 
 // breakSentence says what a BREAK corrupted and what became of it: proved
-// (the checks it covers failed naming the victim), or, in bold, held, off
+// (the checks it covers reported the finding it predicted), or, in bold, held, off
 // target, could not run, or an engine finding.
 func breakSentence(br result.Break) string {
 	corruption := strings.TrimSpace(br.Corruption)

@@ -199,7 +199,7 @@ func TestMarkdownVerdicts(t *testing.T) {
 					t.Errorf("page has %q and must not\n--- page ---\n%s", w, page)
 				}
 			}
-			if got := evidence.Clear(tc.run); got != tc.clear {
+			if got := tc.run.Clear(); got != tc.clear {
 				t.Errorf("Clear = %v, want %v", got, tc.clear)
 			}
 			assertTable(t, page, len(tc.run.Stages))

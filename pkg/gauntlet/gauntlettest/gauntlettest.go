@@ -16,8 +16,10 @@ package gauntlettest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,8 +104,8 @@ func assertRun(t *testing.T, spec *estate.Spec, res *result.Run) map[string]bool
 	}
 	for _, s := range res.Stages {
 		for _, b := range s.Breaks {
-			if b.Side != "oracle" && b.Outcome == result.Proved {
-				proved[s.ID+"/"+b.Name] = true
+			if b.Outcome == result.Proved {
+				proved[breakKey(s, b)] = true
 			}
 		}
 		t.Run(s.ID, func(t *testing.T) { assertStage(t, spec, s, blocked) })
@@ -169,30 +171,59 @@ func declared(spec *estate.Spec, s result.Stage) bool {
 		strings.HasPrefix(s.Reason, "needs ") // the engine lacks a capability (engine.Profile.Needs)
 }
 
-// assertSabotaged: with the corruptions skipped, no BREAK may prove, every
-// BREAK that proved in the clear run must have run, and the run is not clear.
+// breakKey names one BREAK of a run on one side: stage/BREAK@side.
+func breakKey(s result.Stage, b result.Break) string { return s.ID + "/" + b.Name + "@" + sideOf(b) }
+
+func sideOf(b result.Break) string {
+	if b.Side == "" {
+		return "subject"
+	}
+	return b.Side
+}
+
+// assertSabotaged reports every sabotageErrors finding as a test error.
 func assertSabotaged(t *testing.T, res *result.Run, proved map[string]bool) {
 	t.Helper()
+	errs, counts := sabotageErrors(res, proved)
+	t.Logf("sabotaged BREAK outcomes: %v", counts)
+	for _, e := range errs {
+		t.Error(e)
+	}
+}
+
+// sabotageErrors: with every corruption skipped, on both sides, each BREAK
+// must hold - the world is untouched, so its checks must pass. Proved means
+// the BREAK is tautological (its checks fail whatever it does); off_target
+// means a check fails in an untouched world; could_not_run means the
+// measurement itself broke. Each BREAK that proved in the clear run must
+// also have run here. It returns the errors and the outcome counts by side.
+func sabotageErrors(res *result.Run, proved map[string]bool) ([]string, map[string]int) {
+	var errs []string
+	counts := map[string]int{}
 	seen := map[string]bool{}
+	if !res.Sabotaged {
+		errs = append(errs, "the run is not marked sabotaged")
+	}
 	for _, s := range res.Stages {
 		for _, b := range s.Breaks {
-			if b.Side == "oracle" {
-				continue
-			}
-			seen[s.ID+"/"+b.Name] = true
-			if b.Outcome == result.Proved {
-				t.Errorf("%s: BREAK %s proved with its corruption skipped: it is tautological (%s)", s.ID, b.Name, b.Detail)
+			key := breakKey(s, b)
+			seen[key] = true
+			counts[sideOf(b)+" "+string(b.Outcome)]++
+			switch b.Outcome {
+			case result.Held:
+			case result.Proved:
+				errs = append(errs, fmt.Sprintf("BREAK %s proved with its corruption skipped: it is tautological (%s)", key, b.Detail))
+			default:
+				errs = append(errs, fmt.Sprintf("BREAK %s is %s with its corruption skipped, where it must hold (%s)", key, b.Outcome, b.Detail))
 			}
 		}
 	}
-	for id := range proved {
+	for _, id := range slices.Sorted(maps.Keys(proved)) {
 		if !seen[id] {
-			t.Errorf("BREAK %s did not run in the sabotaged run", id)
+			errs = append(errs, fmt.Sprintf("BREAK %s did not run in the sabotaged run", id))
 		}
 	}
-	if res.Clear() {
-		t.Error("a sabotaged run is clear")
-	}
+	return errs, counts
 }
 
 // run runs the gauntlet once and writes its evidence; sub names the

@@ -107,7 +107,7 @@ func JSON(w io.Writer, m *Matrix) error {
 		if c.Run != nil {
 			s, o := c.Run.Subject, c.Run.Oracle
 			r.Subject, r.Oracle = &s, &o
-			r.Clear, r.Headline, r.Duration = evidence.Clear(c.Run), evidence.Headline(c.Run), c.Run.Duration
+			r.Clear, r.Headline, r.Duration = c.Run.Clear(), evidence.Headline(c.Run), c.Run.Duration
 			r.Evidence = filepath.Join(c.Tool, evidence.MarkdownFile)
 		}
 		j.Runs = append(j.Runs, r)

@@ -22,6 +22,10 @@ type Assessment struct {
 	// ChecksNotRun are the checks of passing stages that did not run,
 	// e.g. on a substrate without containers. A clear run says how many.
 	ChecksNotRun []CheckNotRun
+	// Aborted are headline stages stopped by a machinery error: every
+	// check they would have recorded after it did not run, so the run
+	// is short of checks it cannot name, as well as failed.
+	Aborted []AbortedStage
 	// Cancelled is the run's cancellation, if any.
 	Cancelled *Cancellation
 	// Sabotaged is set for a run whose BREAKs skipped their corruptions.
@@ -32,6 +36,14 @@ type Assessment struct {
 type UnprovenStage struct {
 	Stage Stage
 	Why   []string
+}
+
+// AbortedStage is a stage an error stopped: Recorded checks were
+// measured before it, the rest never ran.
+type AbortedStage struct {
+	Stage    string `json:"stage"`
+	Recorded int    `json:"recorded"`
+	Reason   string `json:"reason"`
 }
 
 // CheckNotRun is one check that did not run, with its stage and reason.
@@ -52,6 +64,9 @@ func (r *Run) Assess() Assessment {
 			continue
 		}
 		a.Headline++
+		if s.Aborted != "" {
+			a.Aborted = append(a.Aborted, AbortedStage{Stage: s.ID, Recorded: len(s.Checks), Reason: s.Aborted})
+		}
 		switch s.Verdict {
 		case Pass:
 			if why := Contradictions(s); len(why) > 0 {
@@ -76,7 +91,7 @@ func (r *Run) Assess() Assessment {
 // Checks not run on the substrate do not cost the clear, but ChecksNotRun
 // carries them so no reader takes such a run for a full one.
 func (a Assessment) Clear() bool {
-	return a.Cancelled == nil && !a.Sabotaged && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Unproven) == 0
+	return a.Cancelled == nil && !a.Sabotaged && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Unproven) == 0 && len(a.Aborted) == 0
 }
 
 // Clear reports whether the run is clear (see Assessment.Clear).

@@ -121,9 +121,12 @@ type Stage struct {
 	// Detail is the paragraph the evidence page shows.
 	Detail string `json:"detail"`
 	// Reason says why a stage did not run.
-	Reason string  `json:"reason,omitempty"`
-	Checks []Check `json:"checks,omitempty"`
-	Breaks []Break `json:"breaks,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Aborted is the machinery error that stopped a stage before its
+	// end: the checks it would have recorded after it did not run.
+	Aborted string  `json:"aborted,omitempty"`
+	Checks  []Check `json:"checks,omitempty"`
+	Breaks  []Break `json:"breaks,omitempty"`
 	// Figures are counts a stage measured, e.g. "subject.engine_calls".
 	Figures map[string]int `json:"figures,omitempty"`
 	// Requests break the figures' api_requests down: by side ("subject",
@@ -136,7 +139,7 @@ type Stage struct {
 
 // Check is one assertion inside a stage. A passing check is proven only
 // when a BREAK that covers it (Break.Covers) corrupted the world, the state
-// or the input and this very check then failed naming the victim; ProvedBy
+// or the input and this very check then reported the predicted finding; ProvedBy
 // lists those BREAKs. A check for which no honest BREAK exists says why in
 // NoBreak. A passing check with neither is recorded as Unproven, and its
 // stage does not pass.
@@ -148,6 +151,11 @@ type Check struct {
 	ProvedBy []string `json:"proved_by,omitempty"`
 	// NoBreak is the one-line reason no BREAK can be aimed at this check.
 	NoBreak string `json:"no_break,omitempty"`
+	// Findings are what a failed check found wrong, as data.
+	Findings []Finding `json:"findings,omitempty"`
+	// MeasurementErrors are the measurements a failed check could not
+	// make: it failed without finding anything.
+	MeasurementErrors []string `json:"measurement_errors,omitempty"`
 }
 
 // Unproven is a check verdict: the check passed, but no BREAK made it fail
@@ -158,17 +166,20 @@ const Unproven Verdict = "unproven"
 type BreakOutcome string
 
 const (
-	// Proved: every covered check failed and named the victim.
+	// Proved: every covered check reported the finding the BREAK
+	// predicted (Break.Predictions) on the side it corrupted; a BREAK
+	// recorded before predictions existed proved by naming its victim.
 	Proved BreakOutcome = "proved"
 	// Held: a covered check still passed under the corruption. On the
 	// subject alone (the oracle's check failed) that is an engine finding;
 	// on both, the check is not load-bearing.
 	Held BreakOutcome = "held"
-	// OffTarget: the check failed, but its failure does not name what the
-	// BREAK corrupted, so the failure is not the corruption's.
+	// OffTarget: the check failed, but with findings other than the
+	// predicted one (Break.Got), so the failure is not the corruption's.
 	OffTarget BreakOutcome = "off_target"
 	// CouldNotRun: the corruption or the measurement after it errored
-	// (a read, an engine crash, a timeout): never a proof.
+	// (a read, an engine crash, a timeout, a panic: Break.MeasurementError)
+	// or a check failed without a finding: never a proof.
 	CouldNotRun BreakOutcome = "could_not_run"
 )
 
@@ -181,7 +192,7 @@ type Break struct {
 	// Covers names the checks (Check.Name) the corruption must fail.
 	Covers []string `json:"covers,omitempty"`
 	// Victim is what the corruption touched (an object, an address, a
-	// field); a covered check's failure must name it.
+	// field), for the reader; Predictions say what must be found.
 	Victim string `json:"victim,omitempty"`
 	// Side is where the BREAK ran: "subject", or "oracle" for the same
 	// corruption replayed on stock to tell an engine finding from a weak
@@ -195,4 +206,15 @@ type Break struct {
 	// EngineFinding is set when the BREAK held on the subject but proved
 	// on the oracle: the subject missed a corruption stock notices.
 	EngineFinding bool `json:"engine_finding,omitempty"`
+	// Predictions are the findings the BREAK said its covered checks
+	// must report; empty in runs recorded before predictions, whose
+	// BREAKs were judged by the victim's name in the check's failure.
+	Predictions []Prediction `json:"predictions,omitempty"`
+	// Got are the findings the covered checks reported under the
+	// corruption: on an off_target BREAK, what it got instead.
+	Got []Finding `json:"got,omitempty"`
+	// MeasurementError is why a could_not_run BREAK could not measure;
+	// Stack is the stack of a BREAK that panicked.
+	MeasurementError string `json:"measurement_error,omitempty"`
+	Stack            string `json:"stack,omitempty"`
 }

@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
@@ -24,7 +25,7 @@ func (r *Run) breakBoth(ctx context.Context, rec *Recorder, b Breaking, f breakF
 	m := map[string]Measured{}
 	errs := map[string]error{}
 	_ = r.both(ctx, func(ctx context.Context, sd *Side) error {
-		got, err := f(ctx, sd)
+		got, err := guarded(ctx, sd, f)
 		r.mu.Lock()
 		m[sd.Name], errs[sd.Name] = got, err
 		r.mu.Unlock()
@@ -41,10 +42,22 @@ func (r *Run) breakBoth(ctx context.Context, rec *Recorder, b Breaking, f breakF
 func (r *Run) breakSubject(ctx context.Context, rec *Recorder, b Breaking, f breakFunc) {
 	ctx = r.breakContext(ctx)
 	b.Name = rec.uniqueBreak(b.Name)
-	m, err := f(ctx, r.Subject)
+	m, err := guarded(ctx, r.Subject, f)
 	rec.SummaryFinding(err)
 	subj := rec.recordBreak(b, "subject", b.Covers, b.Covers, m, err)
 	rec.addBreak(b, subj, result.Break{}, false)
+}
+
+// guarded runs one side of a BREAK; a panic inside it is a measurement
+// error with its stack - the BREAK could not run - never a silent
+// "not measured".
+func guarded(ctx context.Context, sd *Side, f breakFunc) (m Measured, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m, err = nil, &result.MeasurementError{Side: sd.Name, Op: "the BREAK", Err: fmt.Errorf("panic: %v", p), Stack: string(debug.Stack())}
+		}
+	}()
+	return f(ctx, sd)
 }
 
 // sabotageKey marks a BREAK's context in a sabotaged run.
@@ -91,15 +104,16 @@ func undoing(m Measured, err error, undo func() error) (Measured, error) {
 func (r *Run) checkPlanEmpty(ctx context.Context, rec *Recorder, check string, victim Object) bool {
 	ok := rec.Check(check, r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.planEmpty(ctx) }), "on both sides")
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_before_replan", Corruption: "deletes " + victim.Ref.String() + " out of band before the plan",
-		Victim: victim.Address, Covers: []string{check}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
-			p, err := sd.plan(ctx, planDefaults())
-			if err != nil {
-				return nil, err // the plan did not run: no measurement
-			}
-			return one(check, empty(p)), nil
+		Victim: victim.Address, Covers: []string{check}, Predict: []result.Prediction{planPredict(victim.Address, "create")}},
+		func(ctx context.Context, sd *Side) (Measured, error) {
+			return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
+				p, err := sd.plan(ctx, planDefaults())
+				if err != nil {
+					return nil, err // the plan did not run: no measurement
+				}
+				return one(check, empty(p)), nil
+			})
 		})
-	})
 	return ok
 }
 
@@ -141,13 +155,20 @@ func (r *Run) versionsBoth(ctx context.Context, objs []Object) (map[string]map[s
 // newObj's copy under the old name): the check must name it.
 func (r *Run) checkReplaced(ctx context.Context, rec *Recorder, check string, oldObj, newObj Object) error {
 	alone := func(ctx context.Context, sd *Side) error {
-		if u, err := sd.Get(ctx, newObj.Ref); err != nil || u == nil {
-			return fmt.Errorf("%s missing on %s (%v)", newObj.Ref, sd.Name, err)
+		var fs []*result.Finding
+		for _, o := range []struct {
+			obj  Object
+			want string
+		}{{newObj, present}, {oldObj, absent}} {
+			u, err := sd.Get(ctx, o.obj.Ref)
+			if err != nil {
+				return err
+			}
+			if got := map[bool]string{true: present, false: absent}[u != nil]; got != o.want {
+				fs = append(fs, &result.Finding{Address: o.obj.Address, Object: o.obj.Ref.String(), Field: fieldExists, Want: o.want, Got: got})
+			}
 		}
-		if u, err := sd.Get(ctx, oldObj.Ref); err != nil || u != nil {
-			return fmt.Errorf("%s survived on %s (%v)", oldObj.Ref, sd.Name, err)
-		}
-		return nil
+		return result.Findings(fs...)
 	}
 	rec.Check(check, r.both(ctx, alone), newObj.Ref.String()+" alone, on both clusters")
 	copies, err := gather(ctx, r, func(ctx context.Context, sd *Side) (*unstructured.Unstructured, error) {
@@ -161,13 +182,14 @@ func (r *Run) checkReplaced(ctx context.Context, rec *Recorder, check string, ol
 		return err
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "old_back", Corruption: "creates the old " + oldObj.Ref.String() + " again out of band",
-		Victim: oldObj.Ref.String(), Covers: []string{check}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		u := copies[sd.Name].DeepCopy()
-		u.SetName(oldObj.Ref.Name)
-		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, oldObj.Ref, u) }); err != nil {
-			return nil, err
-		}
-		return undoing(one(check, alone(ctx, sd)), nil, func() error { return sd.Delete(ctx, oldObj.Ref) })
-	})
+		Victim: oldObj.Ref.String(), Covers: []string{check}, Predict: []result.Prediction{existsPredict(oldObj, present)}},
+		func(ctx context.Context, sd *Side) (Measured, error) {
+			u := copies[sd.Name].DeepCopy()
+			u.SetName(oldObj.Ref.Name)
+			if err := corrupt(ctx, func() error { return sd.Recreate(ctx, oldObj.Ref, u) }); err != nil {
+				return nil, err
+			}
+			return undoing(one(check, alone(ctx, sd)), nil, func() error { return sd.Delete(ctx, oldObj.Ref) })
+		})
 	return nil
 }

@@ -3,11 +3,10 @@ package stage
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func coldDeploy() Stage {
@@ -68,16 +67,13 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		live      = "every state object is live"
 		sameObjs  = "both clusters hold the same objects"
 	)
-	rec.Check(sameState, sameAddresses(objs["subject"], objs["oracle"]), fmt.Sprintf("%d instances in each terraform.tfstate", len(r.Objects)))
+	rec.Check(sameState, result.Stamp(sameAddresses(objs["subject"], objs["oracle"]), sameState, "subject"), fmt.Sprintf("%d instances in each terraform.tfstate", len(r.Objects)))
 	present := func(ctx context.Context, sd *Side) error {
 		miss, err := sd.Missing(ctx, r.Objects)
 		if err != nil {
 			return err
 		}
-		if len(miss) > 0 {
-			return fmt.Errorf("%d of %d state objects are not on the %s cluster: %s", len(miss), len(r.Objects), sd.Name, miss[0].Ref)
-		}
-		return nil
+		return missingFindings(miss)
 	}
 	if !rec.Check(live, r.both(ctx, present), "read back by kind, namespace and name on both clusters") {
 		return nil
@@ -90,10 +86,7 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		if err != nil {
 			return nil, err
 		}
-		if rep := inventory.Compare(*r.coldInventory(), got); !rep.Equal() {
-			return fmt.Errorf("%s", rep), nil
-		}
-		return nil, nil
+		return inventoryFindings(inventory.Compare(*r.coldInventory(), got)), nil
 	}
 	sameErr, err := same(ctx, r.Subject)
 	if err != nil {
@@ -112,7 +105,7 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 
 	victim := r.Objects[len(r.Objects)-1]
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + victim.Address + " from one side's state with the CLI's state rm",
-		Victim: victim.Address, Covers: []string{sameState}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Address, Covers: []string{sameState}, Predict: []result.Prediction{{Address: victim.Address, Field: fieldState, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		restore, err := backupState(ctx, sd)
 		if err != nil {
 			return nil, err
@@ -129,11 +122,11 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return undoing(m, err, restore)
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "delete", Corruption: "deletes " + victim.Ref.String() + " out of band",
-		Victim: victim.Ref.String(), Covers: []string{live}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Ref.String(), Covers: []string{live}, Predict: []result.Prediction{existsPredict(victim, absent)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, victim.Ref, func() (Measured, error) { return one(live, present(ctx, sd)), nil })
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.Ref.String() + " out of band",
-		Victim: victim.Ref.String(), Covers: []string{sameObjs}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Ref.String(), Covers: []string{sameObjs}, Predict: []result.Prediction{breakLabelPredict(victim)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, victim.Ref, func() (Measured, error) {
 			e, err := same(ctx, sd)
 			return one(sameObjs, e), err
@@ -146,9 +139,10 @@ func (s *coldDeployStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	return nil
 }
 
-// sameAddresses compares two states' address lists, naming every address
-// on one side only.
-func sameAddresses(subject, oracle []Object) error {
+// sameAddresses compares this side's state's addresses with the other
+// side's: a finding per address missing from this side (absent) or
+// only in it (present where the other has none), every one named.
+func sameAddresses(mine, other []Object) error {
 	in := func(objs []Object) map[string]bool {
 		m := map[string]bool{}
 		for _, o := range objs {
@@ -156,21 +150,18 @@ func sameAddresses(subject, oracle []Object) error {
 		}
 		return m
 	}
-	s, o := in(subject), in(oracle)
-	var diffs []string
+	s, o := in(mine), in(other)
+	var fs []*result.Finding
 	for a := range s {
 		if !o[a] {
-			diffs = append(diffs, a+" only in the subject's state")
+			fs = append(fs, &result.Finding{Address: a, Field: fieldState, Want: absent, Got: present, Detail: "only in this side's state"})
 		}
 	}
 	for a := range o {
 		if !s[a] {
-			diffs = append(diffs, a+" only in the oracle's state")
+			fs = append(fs, &result.Finding{Address: a, Field: fieldState, Want: present, Got: absent, Detail: "only in the other side's state"})
 		}
 	}
-	if len(diffs) > 0 {
-		slices.Sort(diffs)
-		return fmt.Errorf("the two states differ: %s", strings.Join(diffs, "; "))
-	}
-	return nil
+	sortFindings(fs)
+	return result.Findings(fs...)
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 const othersLive = "every object of the other roots is live, the same addresses on both sides"
@@ -44,20 +46,16 @@ func (r *Run) checkOthersCold(ctx context.Context, rec *Recorder) error {
 		var errs []error
 		for _, o := range sd.Others {
 			name := o.Root.Name
-			subj, orc := mine[name], objs["oracle"][name]
-			if sd.Name == "oracle" {
-				subj, orc = objs["subject"][name], mine[name]
-			}
-			if err := sameAddresses(subj, orc); err != nil {
+			// This side's state against the other's: what this side
+			// lacks reads absent.
+			if err := sameAddresses(mine[name], objs[otherSide(sd)][name]); err != nil {
 				errs = append(errs, fmt.Errorf("root %s: %w", name, err))
 			}
 			miss, err := sd.Missing(ctx, mine[name])
 			if err != nil {
 				return err
 			}
-			for _, m := range miss {
-				errs = append(errs, fmt.Errorf("root %s: %s is not on the %s cluster", name, m.Ref, sd.Name))
-			}
+			errs = append(errs, missingFindings(miss))
 		}
 		return errors.Join(errs...)
 	}
@@ -80,7 +78,7 @@ func (r *Run) checkOthersCold(ctx context.Context, rec *Recorder) error {
 	// A state rm, not a deletion: deleting a CRD or a Namespace of another
 	// root would take the acted root's objects with it.
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm_other", Corruption: "removes " + v.Address + " from root " + first.Root.Name + "'s state with the CLI's state rm",
-		Victim: v.Address, Covers: []string{othersLive}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: v.Address, Covers: []string{othersLive}, Predict: []result.Prediction{{Address: v.Address, Field: fieldState, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		var o *OtherRoot
 		for _, c := range sd.Others {
 			if c.Root.Name == first.Root.Name {

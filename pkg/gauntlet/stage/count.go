@@ -3,10 +3,10 @@ package stage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -49,11 +49,11 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(down, errors.Join(exactly(subj, wantDown), exactly(orc, wantDown)), subj.Counts.String())
-	rec.Check(downSame, sameShape(subj, orc), "")
+	rec.Check(down, sides(down, exactly(subj, wantDown), exactly(orc, wantDown)), subj.Counts.String())
+	rec.Check(downSame, onSubject(sameShape(subj, orc)), "")
 	// With the higher index unbound, 2 -> 1 has nothing to destroy.
 	r.breakBoth(ctx, rec, Breaking{Name: "unbind_higher", Corruption: "removes " + s1.Address + " from the state before the 2 -> 1 plan",
-		Victim: s1.Address, Covers: []string{down, downSame}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: s1.Address, Covers: []string{down, downSame}, Predict: []result.Prediction{planPredict(s1.Address, nothing)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, s1.Address, func() (Measured, error) {
 			p, err := sd.plan(ctx, planDefaults())
 			if err != nil {
@@ -79,8 +79,12 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	isGone := func(ctx context.Context, sd *Side) error {
-		if u, err := sd.Get(ctx, s1.Ref); err != nil || u != nil {
-			return fmt.Errorf("%s survived scaling down on %s (%v)", s1.Ref, sd.Name, err)
+		u, err := sd.Get(ctx, s1.Ref)
+		if err != nil {
+			return err
+		}
+		if u != nil {
+			return &result.Finding{Address: s1.Address, Object: s1.Ref.String(), Field: fieldExists, Want: absent, Got: present}
 		}
 		return nil
 	}
@@ -94,14 +98,14 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Check(higher, r.both(ctx, isGone), s1.Ref.String())
 	rec.Check(lower, r.both(ctx, untouched), s0.Ref.String())
 	r.breakBoth(ctx, rec, Breaking{Name: "recreate_higher", Corruption: "creates " + s1.Ref.String() + " again out of band",
-		Victim: s1.Ref.String(), Covers: []string{higher}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: s1.Ref.String(), Covers: []string{higher}, Predict: []result.Prediction{existsPredict(s1, present)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, s1.Ref, higherCopy[sd.Name]) }); err != nil {
 			return nil, err
 		}
 		return undoing(one(higher, isGone(ctx, sd)), nil, func() error { return sd.Delete(ctx, s1.Ref) })
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "touch_lower", Corruption: "labels " + s0.Ref.String() + " out of band",
-		Victim: s0.Ref.String(), Covers: []string{lower}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: s0.Ref.String(), Covers: []string{lower}, Predict: []result.Prediction{versionPredict(s0)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, s0.Ref, func() (Measured, error) { return one(lower, untouched(ctx, sd)), nil })
 	})
 	if err := setCount(2); err != nil {
@@ -113,11 +117,11 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans2 := map[string]*engine.Plan{"subject": subj2, "oracle": orc2}
-	rec.Check(up, errors.Join(exactly(subj2, wantUp), exactly(orc2, wantUp)), subj2.Counts.String())
-	rec.Check(upSame, sameShape(subj2, orc2), "")
+	rec.Check(up, sides(up, exactly(subj2, wantUp), exactly(orc2, wantUp)), subj2.Counts.String())
+	rec.Check(upSame, onSubject(sameShape(subj2, orc2)), "")
 	// With the lower index unbound, 1 -> 2 must create it too.
 	r.breakBoth(ctx, rec, Breaking{Name: "unbind_lower", Corruption: "removes " + s0.Address + " from the state before the 1 -> 2 plan",
-		Victim: s0.Address, Covers: []string{up, upSame}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: s0.Address, Covers: []string{up, upSame}, Predict: []result.Prediction{planPredict(s0.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, s0.Address, func() (Measured, error) {
 			p, err := sd.plan(ctx, planDefaults())
 			if err != nil {

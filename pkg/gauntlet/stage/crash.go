@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -49,24 +49,31 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err := exits[sd.Name].taken(sd.Name); err != nil {
 			return err
 		}
-		if u, err := sd.Get(ctx, first.Ref); err != nil || u == nil {
-			return fmt.Errorf("%s does not exist after the interrupt on %s (%v)", first.Ref, sd.Name, err)
-		}
-		if u, err := sd.Get(ctx, second.Ref); err != nil || u != nil {
-			return fmt.Errorf("%s exists on %s: the walker went past the interrupt (%v)", second.Ref, sd.Name, err)
-		}
+		var fs []*result.Finding
 		l, err := sd.Engine.StateList(ctx)
 		if err != nil {
-			return err
+			return measure(sd, "state list", err)
 		}
-		if !slices.Contains(l, first.Address) || slices.Contains(l, second.Address) {
-			return fmt.Errorf("state on %s lists %v, want %s and not %s", sd.Name, l, first.Address, second.Address)
+		for _, o := range []struct {
+			obj  Object
+			want string
+		}{{first, present}, {second, absent}} {
+			u, err := sd.Get(ctx, o.obj.Ref)
+			if err != nil {
+				return err
+			}
+			if got := presence(u != nil); got != o.want {
+				fs = append(fs, &result.Finding{Address: o.obj.Address, Object: o.obj.Ref.String(), Field: fieldExists, Want: o.want, Got: got})
+			}
+			if got := presence(slices.Contains(l, o.obj.Address)); got != o.want {
+				fs = append(fs, &result.Finding{Address: o.obj.Address, Field: fieldState, Want: o.want, Got: got})
+			}
 		}
-		return nil
+		return result.Findings(fs...)
 	}
 	rec.Check(position, r.both(ctx, world), "on both clusters")
 	r.breakBoth(ctx, rec, Breaking{Name: "second_exists", Corruption: "creates " + second.Ref.String() + " out of band",
-		Victim: second.Ref.String(), Covers: []string{position}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: second.Ref.String(), Covers: []string{position}, Predict: []result.Prediction{existsPredict(second, present)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": second.Ref.Name, "namespace": second.Ref.Namespace}}}
 		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, second.Ref, u) }); err != nil {
@@ -83,10 +90,10 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(remainder, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "stock's plan from the same position")
+	rec.Check(remainder, sides(remainder, exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "stock's plan from the same position")
 	r.breakBoth(ctx, rec, Breaking{Name: "unbound", Corruption: "removes " + first.Address + " from the state, so the first object is no longer bound",
-		Victim: first.Address, Covers: []string{remainder, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: first.Address, Covers: []string{remainder, same}, Predict: []result.Prediction{planPredict(first.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, first.Address, func() (Measured, error) {
 			p, err := sd.plan(ctx, planDefaults())
 			if err != nil {
@@ -99,16 +106,10 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
-	createdRemainder := func(a engine.Applied) error {
-		acted := a.Acted()
-		if a.Added != 1 || a.Changed != 0 || a.Destroyed != 0 || len(acted) != 1 || acted[0] != second.Address+": creation" {
-			return fmt.Errorf("applied %s, want exactly %s created: %s", a, second.Address, strings.Join(acted, "; "))
-		}
-		return nil
-	}
-	rec.Check(recovery, errors.Join(createdRemainder(a), createdRemainder(o)), a.String())
+	createdRemainder := func(a engine.Applied) error { return actedExactly(a, map[string]string{second.Address: "creation"}) }
+	rec.Check(recovery, sides(recovery, createdRemainder(a), createdRemainder(o)), a.String())
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_both", Corruption: "deletes both " + first.Ref.String() + " and " + second.Ref.String() + " out of band, then applies",
-		Victim: first.Address, Covers: []string{recovery}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: first.Address, Covers: []string{recovery}, Predict: []result.Prediction{appliedPredict(first.Address, "creation")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return errors.Join(sd.Delete(ctx, first.Ref), sd.Delete(ctx, second.Ref)) }); err != nil {
 			return nil, err
 		}
@@ -138,10 +139,10 @@ type interrupted struct {
 // taken asserts the engine took the interrupt and exited non-zero.
 func (i interrupted) taken(side string) error {
 	if i.ignored != nil {
-		return fmt.Errorf("the engine on %s did not take SIGTERM: %v", side, i.ignored)
+		return &result.Finding{Address: "(the interrupted apply)", Field: "SIGTERM", Want: "taken", Got: "ignored", Detail: i.ignored.Error()}
 	}
 	if i.exit == 0 {
-		return fmt.Errorf("the interrupted apply exited 0 on %s", side)
+		return &result.Finding{Address: "(the interrupted apply)", Field: "exit code", Want: "non-zero", Got: "0"}
 	}
 	return nil
 }

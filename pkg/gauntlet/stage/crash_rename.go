@@ -10,6 +10,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/identity"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	tfjson "github.com/hashicorp/terraform-json"
 )
@@ -58,38 +59,53 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 		if err := exits[sd.Name].taken(sd.Name); err != nil {
 			return err
 		}
+		var fs []error
 		for _, o := range []Object{oldObj, newObj} {
-			if u, err := sd.Get(ctx, o.Ref); err != nil || u == nil {
-				return fmt.Errorf("%s does not exist on %s after the interrupt (%v)", o.Ref, sd.Name, err)
+			u, err := sd.Get(ctx, o.Ref)
+			if err != nil {
+				return err
+			}
+			if u == nil {
+				fs = append(fs, &result.Finding{Address: o.Address, Object: o.Ref.String(), Field: fieldExists, Want: present, Got: absent})
 			}
 		}
 		st, err := sd.Engine.State(ctx)
 		if err != nil {
-			return err
+			return measure(sd, "state", err)
 		}
-		return deposedIs(st, oldObj.Ref.Name)
+		return errors.Join(append(fs, deposedIs(st, oldObj.Ref.Name))...)
 	}
 	rec.Check(window, r.both(ctx, inWindow), fmt.Sprintf("exit %d on the subject, %d on the oracle", exits["subject"].exit, exits["oracle"].exit))
 	r.breakBoth(ctx, rec, Breaking{Name: "old_gone", Corruption: "deletes the old " + oldObj.Ref.String() + " out of band",
-		Victim: oldObj.Ref.String(), Covers: []string{window}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: oldObj.Ref.String(), Covers: []string{window}, Predict: []result.Prediction{existsPredict(oldObj, absent)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, oldObj.Ref, func() (Measured, error) { return one(window, inWindow(ctx, sd)), nil })
 	})
 	destroysDeposed := func(p *engine.Plan) error {
-		a := p.Actionable()
-		if len(a) != 1 || !strings.HasPrefix(a[0].Address, crashRenameAddr+" (deposed object") || strings.Join(a[0].Actions, "+") != "delete" || (p.Counts != engine.Counts{Destroy: 1}) {
-			return fmt.Errorf("%s: planned %s [%s], want exactly the deposed object's destroy", crashRenameAddr, p.Counts, strings.Join(shape(p), "; "))
+		got := planActions(p)
+		var fs []*result.Finding
+		if got[deposedAddr] != "delete" {
+			fs = append(fs, planFinding(deposedAddr, "delete", got[deposedAddr]))
 		}
-		return nil
+		for addr, act := range got {
+			if addr != deposedAddr {
+				fs = append(fs, planFinding(addr, "", act))
+			}
+		}
+		if len(fs) == 0 && (p.Counts != engine.Counts{Destroy: 1}) {
+			fs = append(fs, &result.Finding{Address: deposedAddr, Field: fieldPlanCounts, Want: "1 to destroy", Got: p.Counts.String()})
+		}
+		sortFindings(fs)
+		return result.Findings(fs...)
 	}
 	subj, orc, err := r.planBoth(ctx, planDefaults())
 	if err != nil {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(deposed, errors.Join(destroysDeposed(subj), destroysDeposed(orc)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "")
+	rec.Check(deposed, sides(deposed, destroysDeposed(subj), destroysDeposed(orc)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "")
 	r.breakBoth(ctx, rec, Breaking{Name: "deposed_gone", Corruption: "deletes the deposed " + oldObj.Ref.String() + " out of band before the replan",
-		Victim: crashRenameAddr, Covers: []string{deposed, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: crashRenameAddr, Covers: []string{deposed, same}, Predict: []result.Prediction{planPredict(deposedAddr, nothing)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, oldObj.Ref, func() (Measured, error) {
 			p, err := sd.plan(ctx, planDefaults())
 			if err != nil {
@@ -123,7 +139,11 @@ func deposedIs(st *tfjson.State, name string) error {
 		}
 	}
 	if len(deposed) != 1 || deposed[0] != name {
-		return fmt.Errorf("%s: the state holds deposed objects %v, want exactly %s", crashRenameAddr, deposed, name)
+		got := strings.Join(deposed, ", ")
+		if got == "" {
+			got = nothing
+		}
+		return &result.Finding{Address: crashRenameAddr, Field: "deposed objects in state", Want: name, Got: got}
 	}
 	return nil
 }
@@ -151,6 +171,10 @@ func crashRenameObject(r *Run, suffix string) Object {
 	return Object{Address: crashRenameAddr, Type: "kubernetes_config_map_v1", Ref: estate.Object{
 		Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: r.Spec.Prefix + "-crash-rename-" + suffix}}
 }
+
+// deposedAddr is the crash rename's deposed object as planActions names
+// it (its random key aside).
+const deposedAddr = crashRenameAddr + " (deposed object)"
 
 // deposedKey matches the random key of a deposed object in an address.
 var deposedKey = regexp.MustCompile(`\(deposed object [0-9a-f]+\)`)

@@ -3,7 +3,6 @@ package stage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func driftReconverge() Stage {
@@ -52,14 +52,14 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(exact, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "stock proposes the same for the same tamper")
+	rec.Check(exact, sides(exact, exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "stock proposes the same for the same tamper")
 	rec.Claim([]string{exact, same}, "%s tampered with a JSON patch (%s); %s proposed exactly %s (%s), matching stock's plan on the oracle cluster for the same tamper",
 		d.Object, d.Field, r.Subject.Engine.Engine.Profile.Name, d.Address, subj.Counts)
 	second := d.Break.Object
 	secondUndo := reverseReplace(ctx, r, second, d.Break.Patch)
 	r.breakBoth(ctx, rec, Breaking{Name: "second_object", Corruption: "tampers " + second.String() + " too",
-		Victim: secondAddress(r, second), Covers: []string{exact, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: secondAddress(r, second), Covers: []string{exact, same}, Predict: []result.Prediction{planPredict(secondAddress(r, second), "update")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := secondUndo(ctx, sd)
 		if err != nil {
 			return nil, err
@@ -80,31 +80,29 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
-	changedOne := func(a engine.Applied, also ...string) error {
-		acted := a.Acted()
-		if a.Changed != 1 || a.Added != 0 || a.Destroyed != 0 || len(acted) != 1 || acted[0] != d.Address+": modifications" {
-			return fmt.Errorf("applied %s, want exactly %s changed: %s", a, d.Address, strings.Join(acted, "; "))
-		}
-		return nil
-	}
-	rec.Check(applied, errors.Join(changedOne(a), changedOne(o)), a.String())
+	changedOne := func(a engine.Applied) error { return actedExactly(a, map[string]string{d.Address: "modifications"}) }
+	rec.Check(applied, sides(applied, changedOne(a), changedOne(o)), a.String())
 	readBack := func(ctx context.Context, sd *Side) error {
 		u, err := sd.Get(ctx, d.Object)
-		if err != nil || u == nil {
-			return fmt.Errorf("read %s back: %v", d.Object, cmpErr(err, "not found"))
-		}
-		got, err := field(u, d.Field)
 		if err != nil {
 			return err
 		}
+		if u == nil {
+			return &result.Finding{Address: d.Address, Object: d.Object.String(), Field: fieldExists, Want: present, Got: absent}
+		}
+		got, err := field(u, d.Field)
+		if err != nil {
+			return measure(sd, "read "+d.Field+" of "+d.Object.String(), err)
+		}
 		if got != d.Want {
-			return fmt.Errorf("%s of %s reads %q after the apply on %s, want %q", d.Field, d.Object, got, sd.Name, d.Want)
+			return &result.Finding{Address: d.Address, Object: d.Object.String(), Field: d.Field, Want: d.Want, Got: got}
 		}
 		return nil
 	}
 	rec.Check(readback, r.both(ctx, readBack), d.Field+" = "+d.Want)
 	r.breakBoth(ctx, rec, Breaking{Name: "retamper", Corruption: "applies the tamper to " + d.Object.String() + " again after the apply",
-		Victim: d.Field, Covers: []string{readback}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: d.Field, Covers: []string{readback},
+		Predict: []result.Prediction{{Object: d.Object.String(), Field: d.Field, Got: tamperedValue(d.Patch)}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return tamper(ctx, sd) }); err != nil {
 			return nil, err
 		}
@@ -112,7 +110,7 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return undoing(m, nil, func() error { return untamper(ctx, sd) })
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "two_tampers_applied", Corruption: "tampers " + d.Object.String() + " and " + second.String() + ", then applies",
-		Victim: secondAddress(r, second), Covers: []string{applied}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: secondAddress(r, second), Covers: []string{applied}, Predict: []result.Prediction{appliedPredict(secondAddress(r, second), "modifications")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := tamper(ctx, sd); err != nil {
 			return nil, err
 		}
@@ -141,6 +139,20 @@ func secondAddress(r *Run, o estate.Object) string {
 		}
 	}
 	return o.String()
+}
+
+// tamperedValue is the value the tamper's last replace operation writes,
+// as field reads it back.
+func tamperedValue(patch string) string {
+	var ops []map[string]any
+	_ = json.Unmarshal([]byte(patch), &ops)
+	out := ""
+	for _, op := range ops {
+		if op["op"] == "replace" {
+			out = fmt.Sprint(op["value"])
+		}
+	}
+	return out
 }
 
 // restoreField turns the tamper's JSON patch into the patch that sets each
@@ -262,8 +274,11 @@ func sameObject(a, b estate.Object) bool {
 
 // drifted checks, with the tamper live on both clusters, that each
 // APIService the tampered object serves leaves Available=True. Its BREAK
-// takes the tamper back on the subject: with the backend whole again the
-// check must fail; the tamper is then made again.
+// takes the tamper back on the subject and lets the backend serve again
+// (the corruption: the world the check measures is no longer drifted),
+// then runs the check's own predicate - the same wait, the same bound -
+// which must report the APIService still Available=True; the tamper is
+// then made again.
 func (l *driftLive) drifted(ctx context.Context, r *Run, rec *Recorder, untamper, tamper func(context.Context, *Side) error) {
 	for _, api := range l.apis {
 		name := api.Ref.Name
@@ -271,36 +286,27 @@ func (l *driftLive) drifted(ctx context.Context, r *Run, rec *Recorder, untamper
 		states, err := bothAvailable(ctx, r, api.Ref, false)
 		rec.Check(check, err, states)
 		rec.Claim([]string{check}, "with the drift live, APIService %s served by %s left Available=True: %s", name, l.object, states)
-		r.breakSubject(ctx, rec, Breaking{Name: "undrifted", Corruption: "takes the tamper back on " + l.object.String() + " while the check expects the drift",
-			Victim: name, Covers: []string{check}}, func(ctx context.Context, sd *Side) (Measured, error) {
-			if sabotaged(ctx) {
-				// Nothing taken back: measure the drifted world as it is.
-				_, err := apiServiceState(ctx, sd, api.Ref)
-				if err != nil {
-					err = nil
-				} else {
-					err = fmt.Errorf("APIService %s is Available", name)
-				}
-				return one(check, err), nil
-			}
-			if err := untamper(ctx, sd); err != nil {
-				return nil, err
-			}
-			if _, err := waitAvailable(ctx, sd, api.Ref, true, apiServiceWait); err != nil {
-				return nil, err
-			}
-			m := Measured{}
-			if st, err := apiServiceState(ctx, sd, api.Ref); err == nil {
-				m[check] = fmt.Errorf("APIService %s is %s on %s with the tamper taken back", name, st, sd.Name)
-			}
-			return undoing(m, nil, func() error {
-				if err := tamper(ctx, sd); err != nil {
+		r.breakSubject(ctx, rec, Breaking{Name: "undrifted", Corruption: "takes the tamper back on " + l.object.String() + " and lets its APIService serve again while the check expects the drift",
+			Victim: name, Covers: []string{check}, Predict: []result.Prediction{{Object: api.Ref.String(), Field: fieldAvailable, Got: "True"}}},
+			func(ctx context.Context, sd *Side) (Measured, error) {
+				if err := corrupt(ctx, func() error {
+					if err := untamper(ctx, sd); err != nil {
+						return err
+					}
+					_, err := waitAvailable(ctx, sd, api.Ref, true, apiServiceWait)
 					return err
+				}); err != nil {
+					return nil, err
 				}
 				_, err := waitAvailable(ctx, sd, api.Ref, false, apiServiceWait)
-				return err
+				return undoing(one(check, err), nil, func() error {
+					if err := tamper(ctx, sd); err != nil {
+						return err
+					}
+					_, err := waitAvailable(ctx, sd, api.Ref, false, apiServiceWait)
+					return err
+				})
 			})
-		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/fence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -98,7 +99,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	if err != nil {
 		return err
 	}
-	rec.Check(refused, errors.Join(verbs["subject"].err, verbs["oracle"].err), "Forbidden on both sides, on the engines' output and the identities' wires")
+	rec.Check(refused, errors.Join(result.Stamp(verbs["subject"].err, refused, "subject"), result.Stamp(verbs["oracle"].err, refused, "oracle")), "Forbidden on both sides, on the engines' output and the identities' wires")
 	for _, sd := range r.Sides() {
 		fs, v := sides[sd.Name], verbs[sd.Name]
 		if v.verb == "list" {
@@ -129,7 +130,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 		counts[sd.Name] = sides[sd.Name].proxy.Total() - n0
 		r.mu.Unlock()
 		if err != nil {
-			return err
+			return measure(sd, "plan as the fence's identity", err)
 		}
 		return empty(p)
 	}), "on both sides")
@@ -140,7 +141,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 		return err
 	}
 	rec.Check(unchanged, r.both(ctx, func(ctx context.Context, sd *Side) error {
-		return recordstore.Unchanged(reads.Namespace, before[sd.Name], after[sd.Name], "")
+		return snapshotFindings(reads.Namespace, before[sd.Name], after[sd.Name], "")
 	}), fmt.Sprintf("%d objects in %s, names and resourceVersions", len(after["subject"]), reads.Namespace))
 	for _, sd := range r.Sides() {
 		rec.Figure(sd.Name+".fence_granted_requests", counts[sd.Name])
@@ -153,7 +154,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	// BREAK: a write into the other root's state namespace between two
 	// snapshots around a real plan as the identity.
 	r.breakBoth(ctx, rec, Breaking{Name: "write_records", Corruption: "labels " + reads.String() + " between the snapshots around a plan as " + f.Identity,
-		Victim: "Secret/" + reads.SecretName(), Covers: []string{unchanged}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: "Secret/" + reads.SecretName(), Covers: []string{unchanged}, Predict: []result.Prediction{secretMoved(reads)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		fs := sides[sd.Name]
 		b, err := recordstore.Take(ctx, fs.admin, reads.Namespace)
 		if err != nil {
@@ -166,7 +167,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 			return nil, err
 		}
 		a, err := recordstore.Take(ctx, fs.admin, reads.Namespace)
-		return undoing(one(unchanged, recordstore.Unchanged(reads.Namespace, b, a, "")), err, func() error {
+		return undoing(one(unchanged, snapshotFindings(reads.Namespace, b, a, "")), err, func() error {
 			if sabotaged(ctx) {
 				return nil
 			}
@@ -177,7 +178,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	// must propose it.
 	victim := r.victim()
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_before_fenced_plan", Corruption: "deletes " + victim.Ref.String() + " out of band before the plan as " + f.Identity,
-		Victim: victim.Address, Covers: []string{granted}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Address, Covers: []string{granted}, Predict: []result.Prediction{planPredict(victim.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
 			p, err := sides[sd.Name].ws.Plan(ctx, planDefaults())
 			if err != nil {
@@ -191,7 +192,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	}
 	// BREAK: the read granted before the plan; the refusal must not appear.
 	r.breakBoth(ctx, rec, Breaking{Name: "grant_first", Corruption: "grants get on " + reads.String() + " before the plan as " + f.Identity,
-		Victim: reads.SecretName(), Covers: []string{refused}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: reads.SecretName(), Covers: []string{refused}, Predict: []result.Prediction{{Object: secretObject(reads), Field: fieldFenceRead, Got: "read"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		fs := sides[sd.Name]
 		revoke := func(context.Context) error { return nil }
 		if err := corrupt(ctx, func() (err error) {
@@ -298,7 +299,7 @@ func (fs *fenced) planRefused(ctx context.Context) (refusal, error) {
 	var ce *engine.CallError
 	switch {
 	case err == nil:
-		v.err = fmt.Errorf("the plan as %s was not refused: it read %s (%s)", fs.id.User, fs.reads, p.Counts)
+		v.err = &result.Finding{Object: secretObject(fs.reads), Field: fieldFenceRead, Want: refusedWord, Got: "read", Detail: fmt.Sprintf("the plan as %s ran (%s)", fs.id.User, p.Counts)}
 		return v, nil
 	case !errors.As(err, &ce):
 		return v, err
@@ -309,10 +310,14 @@ func (fs *fenced) planRefused(ctx context.Context) (refusal, error) {
 	}
 	v.verb = verb
 	if !seen {
-		v.err = fmt.Errorf("the engine reports a refusal of %s, but no 403 to a read of Secrets in %s passed the identity's wire", fs.reads, fs.reads.Namespace)
+		v.err = &result.Finding{Object: secretObject(fs.reads), Field: "403 on the identity's wire", Want: "seen", Got: "none", Detail: "the engine reports a refusal, the wire shows none"}
 	}
 	return v, nil
 }
+
+// fieldFenceRead is what the API server did with the identity's read of
+// the other root's state: "refused" or "read".
+const fieldFenceRead = "the identity's read"
 
 // label sets (or, with "", removes) the BREAK's label on the other root's
 // state Secret.

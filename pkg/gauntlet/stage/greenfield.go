@@ -6,6 +6,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func greenfield() Stage {
@@ -84,7 +85,8 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	rec.Check(created, func() error {
 		kube, other := splitActed(a.Acted())
 		if a.Added != n+len(other) || a.Changed != 0 || a.Destroyed != 0 || len(kube) != n {
-			return fmt.Errorf("applied %s (%d kubernetes objects acted on, %d others), want %d added", a, len(kube), len(other), n)
+			return &result.Finding{Address: "(the fresh apply)", Field: "apply counts", Got: fmt.Sprintf("%s (%d kubernetes objects acted on, %d others)", a, len(kube), len(other)),
+				Want: fmt.Sprintf("%d kubernetes objects added", n)}
 		}
 		return nil
 	}(), a.String())
@@ -98,10 +100,7 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		if err != nil {
 			return nil, err
 		}
-		if rep := inventory.Compare(*want, got); !rep.Equal() {
-			return fmt.Errorf("%s", rep), nil
-		}
-		return nil, nil
+		return inventoryFindings(inventory.Compare(*want, got)), nil
 	}
 	m, err := match(ctx)
 	if err != nil {
@@ -112,7 +111,7 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	// the reference), so its BREAKs run there alone.
 	victim := estateObject(refs[len(refs)-1])
 	r.breakSubject(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.String() + " out of band",
-		Victim: victim.String(), Covers: []string{matches}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.String(), Covers: []string{matches}, Predict: []result.Prediction{{Object: victim.String(), Field: fieldBreakLabel, Got: labelGot}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, victim, func() (Measured, error) {
 			e, err := match(ctx)
 			return one(matches, e), err
@@ -131,7 +130,7 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	}
 	if vObj != nil {
 		r.breakSubject(ctx, rec, Breaking{Name: "delete_before_replan", Corruption: "deletes " + victim.String() + " out of band before the plan",
-			Victim: vObj.Address, Covers: []string{next}}, func(ctx context.Context, sd *Side) (Measured, error) {
+			Victim: vObj.Address, Covers: []string{next}, Predict: []result.Prediction{planPredict(vObj.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 			return sd.deleted(ctx, victim, func() (Measured, error) {
 				p, err := ws.Plan(ctx, planDefaults())
 				if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -67,9 +68,12 @@ type handoffSide struct {
 	// killed is how the subject's adopting apply ended.
 	killed string
 	// finished says the finishing step (the subject's rerun, the oracle's
-	// import) ran: a sabotaged BREAK may run it early.
+	// import) ran; it runs once.
 	finished bool
 	finish   string
+	// toAtPosition is to's state record at the position, before the
+	// finishing step: the world no_rerun puts back.
+	toAtPosition []byte
 	// snaps are from's and to's files before the hand-off.
 	snaps []estate.Snapshot
 }
@@ -170,24 +174,22 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 	}
 	position := func(ctx context.Context, hs *handoffSide) error {
 		var errs []error
-		if u, err := hs.sd.Get(ctx, obj.Ref); err != nil || u == nil {
-			errs = append(errs, fmt.Errorf("%s is not live on %s (%v)", obj.Ref, hs.sd.Name, cmpErr(err, "not found")))
+		u, err := hs.sd.Get(ctx, obj.Ref)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			errs = append(errs, &result.Finding{Address: addr, Object: obj.Ref.String(), Field: fieldExists, Want: present, Got: absent})
 		}
 		for _, hr := range []*handoffRoot{hs.from, hs.to} {
-			l, err := hr.ws.StateList(ctx)
-			if err != nil {
-				return err
-			}
-			if slices.Contains(l, addr) {
-				errs = append(errs, fmt.Errorf("root %s's state on %s still lists %s", hr.name, hs.sd.Name, addr))
-			}
+			errs = append(errs, inRootState(ctx, hs, hr, addr, absent))
 		}
 		return errors.Join(errs...)
 	}
 	rec.Check(hoPosition, r.both(ctx, func(ctx context.Context, sd *Side) error { return position(ctx, sides[sd.Name]) }),
 		fmt.Sprintf("%s read live; state list in %s and %s, on both clusters", obj.Ref, h.From, h.To))
 	r.breakBoth(ctx, rec, Breaking{Name: "from_remembers", Corruption: "writes root " + h.From + "'s state record from before the move back into its Secret",
-		Victim: addr, Covers: []string{hoPosition}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: addr, Covers: []string{hoPosition}, Predict: []result.Prediction{{Address: addr, Field: inRootField(h.From), Got: present}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		hs := sides[sd.Name]
 		if err := corrupt(ctx, func() error { return recordstore.PutRaw(ctx, hs.cs, hs.from.store, hs.before) }); err != nil {
 			return nil, err
@@ -201,37 +203,16 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 	}
 
 	inToOnly := func(ctx context.Context, hs *handoffSide) error {
-		to, err := hs.to.ws.StateList(ctx)
-		if err != nil {
-			return err
-		}
-		from, err := hs.from.ws.StateList(ctx)
-		if err != nil {
-			return err
-		}
-		var errs []error
-		if !slices.Contains(to, addr) {
-			errs = append(errs, fmt.Errorf("root %s's state on %s does not list %s", hs.to.name, hs.sd.Name, addr))
-		}
-		if slices.Contains(from, addr) {
-			errs = append(errs, fmt.Errorf("root %s's state on %s still lists %s", hs.from.name, hs.sd.Name, addr))
-		}
-		return errors.Join(errs...)
+		return errors.Join(inRootState(ctx, hs, hs.to, addr, present), inRootState(ctx, hs, hs.from, addr, absent))
 	}
-	// The hand-off asserted finished at the position, before the rerun
-	// (stock: before the import). Sabotaged, the corruption - skipping
-	// the finishing step - is not made: the step runs first.
-	r.breakBoth(ctx, rec, Breaking{Name: "no_rerun", Corruption: "asserts the hand-off finished without the rerun (stock: without the import)",
-		Victim: addr, Covers: []string{hoOnly}}, func(ctx context.Context, sd *Side) (Measured, error) {
+	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		hs := sides[sd.Name]
-		if sabotaged(ctx) {
-			if err := hs.finishMove(ctx, addr, id); err != nil {
-				return nil, err
-			}
+		var err error
+		if hs.toAtPosition, err = recordstore.Raw(ctx, hs.cs, hs.to.store); err != nil {
+			return err
 		}
-		return one(hoOnly, inToOnly(ctx, hs)), nil
-	})
-	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sides[sd.Name].finishMove(ctx, addr, id) }); err != nil {
+		return hs.finishMove(ctx, addr, id)
+	}); err != nil {
 		return err
 	}
 	// Stock's import of a kubernetes_manifest may leave part of the
@@ -255,13 +236,33 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 
 	rec.Check(hoOnly, r.both(ctx, func(ctx context.Context, sd *Side) error { return inToOnly(ctx, sides[sd.Name]) }),
 		fmt.Sprintf("state list in %s and %s, on both clusters", h.From, h.To))
+	// The world as it would be had the finishing step (the subject's
+	// rerun, stock's import) never run: the receiving root's record as it
+	// was at the position, measured by the check itself.
+	r.breakBoth(ctx, rec, Breaking{Name: "no_rerun", Corruption: "writes root " + h.To + "'s state record from before the rerun (stock: before the import) back into its Secret",
+		Victim: addr, Covers: []string{hoOnly}, Predict: []result.Prediction{{Address: addr, Field: inRootField(h.To), Got: absent}}},
+		func(ctx context.Context, sd *Side) (Measured, error) {
+			hs := sides[sd.Name]
+			now, err := recordstore.Raw(ctx, hs.cs, hs.to.store)
+			if err != nil {
+				return nil, err
+			}
+			if err := corrupt(ctx, func() error { return recordstore.PutRaw(ctx, hs.cs, hs.to.store, hs.toAtPosition) }); err != nil {
+				return nil, err
+			}
+			m := one(hoOnly, inToOnly(ctx, hs))
+			return undoing(m, nil, func() error { return recordstore.PutRaw(ctx, hs.cs, hs.to.store, now) })
+		})
 	sameUID := func(ctx context.Context, hs *handoffSide) error {
 		u, err := hs.sd.Get(ctx, obj.Ref)
-		if err != nil || u == nil {
-			return fmt.Errorf("%s on %s: %v", obj.Ref, hs.sd.Name, cmpErr(err, "not found"))
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			return &result.Finding{Address: addr, Object: obj.Ref.String(), Field: fieldExists, Want: present, Got: absent}
 		}
 		if string(u.GetUID()) != hs.uid {
-			return fmt.Errorf("%s on %s: uid %s before the hand-off, %s after", obj.Ref, hs.sd.Name, hs.uid, u.GetUID())
+			return &result.Finding{Address: addr, Object: obj.Ref.String(), Field: fieldUID, Want: unchanged, Got: changed, Detail: hs.uid + " -> " + string(u.GetUID())}
 		}
 		return nil
 	}
@@ -272,7 +273,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 		for _, hr := range []*handoffRoot{hs.from, hs.to} {
 			p, err := hr.ws.Plan(ctx, planDefaults())
 			if err != nil {
-				return err
+				return measure(hs.sd, "plan in root "+hr.name, err)
 			}
 			if err := empty(p); err != nil {
 				errs = append(errs, fmt.Errorf("root %s on %s: %w", hr.name, hs.sd.Name, err))
@@ -285,7 +286,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 	// No corruption gives an object its uid back: the stage goes on with
 	// the recreated copy (same content; nothing later reads its uid).
 	r.breakBoth(ctx, rec, Breaking{Name: "recreate", Corruption: "deletes " + obj.Ref.String() + " and creates it again from its copy",
-		Victim: obj.Ref.String(), Covers: []string{hoUID}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: obj.Ref.String(), Covers: []string{hoUID}, Predict: []result.Prediction{{Object: obj.Ref.String(), Field: fieldUID, Got: changed}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		hs := sides[sd.Name]
 		u, err := sd.Get(ctx, obj.Ref)
 		if err != nil || u == nil {
@@ -303,7 +304,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 	})
 
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_before_replan", Corruption: "deletes " + obj.Ref.String() + " out of band before the plans",
-		Victim: addr, Covers: []string{hoEmpty}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: addr, Covers: []string{hoEmpty}, Predict: []result.Prediction{planPredict(addr, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, obj.Ref, func() (Measured, error) {
 			hs := sides[sd.Name]
 			p, err := hs.to.ws.Plan(ctx, planDefaults())
@@ -324,6 +325,29 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 	return nil
 }
 
+// What the hand-off's checks find.
+const (
+	fieldUID      = "metadata.uid"
+	fieldNextPlan = "the next plan"
+	refusedNaming = "refused naming the lock"
+)
+
+// inRootField is an address's presence in one root's state.
+func inRootField(root string) string { return "in root " + root + "'s state" }
+
+// inRootState is a finding when addr's presence in hr's state is not
+// want; a state list that failed is a measurement error.
+func inRootState(ctx context.Context, hs *handoffSide, hr *handoffRoot, addr, want string) error {
+	l, err := hr.ws.StateList(ctx)
+	if err != nil {
+		return measure(hs.sd, "state list in root "+hr.name, err)
+	}
+	if got := presence(slices.Contains(l, addr)); got != want {
+		return &result.Finding{Address: addr, Field: inRootField(hr.name), Want: want, Got: got}
+	}
+	return nil
+}
+
 // handoffWait bounds the wait for a deleted object to be gone.
 const handoffWait = 2 * time.Minute
 
@@ -334,22 +358,24 @@ const handoffWait = 2 * time.Minute
 func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *handoffSide) error {
 	st := hs.to.store
 	held := func(ctx context.Context) (string, error) {
-		lk, err := recordstore.ReadLock(ctx, hs.cs, st)
+		lk, err := readLockFinding(ctx, hs.sd, st)
 		if err != nil {
 			return "", err
 		}
 		if lk.Holder == "" {
-			return "", fmt.Errorf("Lease %s/%s is not held after the SIGKILLed apply", st.Namespace, st.LeaseName())
+			return "", &result.Finding{Object: leaseObject(st), Field: fieldHolder, Want: heldWord, Got: "none", Detail: "after the SIGKILLed apply"}
 		}
 		_, err = hs.to.ws.Plan(ctx, planDefaults())
 		var ce *engine.CallError
 		switch {
 		case err == nil:
-			return lk.Holder, fmt.Errorf("the plan in root %s went through with Lease %s/%s held by %s", hs.to.name, st.Namespace, st.LeaseName(), lk.Holder)
+			return lk.Holder, &result.Finding{Object: leaseObject(st), Field: fieldNextPlan, Want: refusedNaming, Got: "ran", Detail: "held by " + lk.Holder}
 		case !errors.As(err, &ce):
-			return lk.Holder, err
+			return lk.Holder, measure(hs.sd, "plan in root "+hs.to.name, err)
 		case !strings.Contains(ce.Call.Output, lk.Holder):
-			return lk.Holder, fmt.Errorf("the plan in root %s was refused without naming lock %s: %s", hs.to.name, lk.Holder, lastLines(ce.Call.Output, 4))
+			// The refusal's text is what this check asserts on: the
+			// engine must name the lock it was refused by.
+			return lk.Holder, &result.Finding{Object: leaseObject(st), Field: fieldNextPlan, Want: refusedNaming, Got: "refused without naming it", Detail: lastLines(ce.Call.Output, 4)}
 		}
 		return lk.Holder, nil
 	}
@@ -357,7 +383,7 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 	hs.lockID = id
 	rec.Check(hoHeld, err, fmt.Sprintf("Lease %s/%s held by %s; the plan refused naming it", st.Namespace, st.LeaseName(), id))
 	r.breakSubject(ctx, rec, Breaking{Name: "lease_released", Corruption: "releases Lease " + st.LeaseName() + " out of band",
-		Victim: st.LeaseName(), Covers: []string{hoHeld}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: st.LeaseName(), Covers: []string{hoHeld}, Predict: []result.Prediction{{Object: leaseObject(st), Field: fieldHolder, Got: "none"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		saved, err := hs.cs.CoordinationV1().Leases(st.Namespace).Get(ctx, st.LeaseName(), metav1.GetOptions{})
 		if err != nil {
 			return nil, err
@@ -382,15 +408,15 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 		return err
 	}
 	cleared := func(ctx context.Context) error {
-		lk, err := recordstore.ReadLock(ctx, hs.cs, st)
+		lk, err := readLockFinding(ctx, hs.sd, st)
 		if err != nil {
 			return err
 		}
-		return recordstore.Released(st, lk)
+		return releasedFinding(st, lk)
 	}
 	rec.Check(hoCleared, cleared(ctx), fmt.Sprintf("force-unlock -force %s; Lease %s/%s read back free", id, st.Namespace, st.LeaseName()))
 	r.breakSubject(ctx, rec, Breaking{Name: "lease_held_again", Corruption: "holds Lease " + st.LeaseName() + " again as lock " + id,
-		Victim: id, Covers: []string{hoCleared}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: id, Covers: []string{hoCleared}, Predict: []result.Prediction{{Object: leaseObject(st), Field: fieldHolder, Got: heldWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return recordstore.SetHolder(ctx, hs.cs, st, id, info) }); err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package stage
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -58,14 +57,16 @@ func (s *Side) Get(ctx context.Context, o estate.Object) (*unstructured.Unstruct
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, measure(s, "map "+o.String(), err)
 	}
 	u, err := ri.Get(ctx, o.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get %s on %s: %w", o, s.Name, err)
+		// A read that failed is never a finding about the object, however
+		// the error names it (result.MeasurementError).
+		return nil, measure(s, "get "+o.String(), err)
 	}
 	return u, nil
 }
@@ -341,10 +342,10 @@ func versions(ctx context.Context, s *Side, objs []Object) (map[string]string, e
 	for _, o := range objs {
 		u, err := s.Get(ctx, o.Ref)
 		if err != nil {
-			return nil, err
+			return nil, measure(s, "read "+o.Ref.String(), err)
 		}
 		if u == nil {
-			out[o.Ref.String()] = "absent"
+			out[o.Ref.String()] = absent
 			continue
 		}
 		out[o.Ref.String()] = "uid " + string(u.GetUID()) + " resourceVersion " + u.GetResourceVersion()
@@ -353,16 +354,4 @@ func versions(ctx context.Context, s *Side, objs []Object) (map[string]string, e
 }
 
 // sameVersions names every object whose uid or resourceVersion moved.
-func sameVersions(before, after map[string]string) error {
-	var diffs []string
-	for k, v := range before {
-		if after[k] != v {
-			diffs = append(diffs, fmt.Sprintf("%s: %s -> %s", k, v, after[k]))
-		}
-	}
-	if len(diffs) > 0 {
-		slices.Sort(diffs)
-		return fmt.Errorf("%d object(s) changed: %s", len(diffs), strings.Join(diffs, "; "))
-	}
-	return nil
-}
+func sameVersions(before, after map[string]string) error { return versionFindings(before, after) }

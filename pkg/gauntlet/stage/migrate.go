@@ -2,7 +2,6 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func migrate() Stage {
@@ -68,8 +68,8 @@ func (s *migrateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(isEmpty, errors.Join(empty(subj), empty(orc)), "the engine's first plan over the stock state proposes nothing, nor does stock's")
-	rec.Check(same, sameShape(subj, orc), "the oracle's own plan is the same")
+	rec.Check(isEmpty, sides(isEmpty, empty(subj), empty(orc)), "the engine's first plan over the stock state proposes nothing, nor does stock's")
+	rec.Check(same, onSubject(sameShape(subj, orc)), "the oracle's own plan is the same")
 	rec.Claim([]string{accounted, isEmpty, same}, "%s took over %s's state on the subject cluster: %d of %d addresses accounted for by name (%s), and its first plan is empty (%s), as stock's is on the oracle cluster",
 		r.Subject.Engine.Engine.Profile, r.Subject.Stock.Engine.Profile, len(want), len(want), strings.Join(want, ", "), subj.Counts)
 	if r.RecordsEstate() {
@@ -85,7 +85,8 @@ func (s *migrateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 
 	victim := r.Objects[0].Address
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + victim + " from the adopted state",
-		Victim: victim, Covers: []string{accounted, isEmpty, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim, Covers: []string{accounted, isEmpty, same},
+		Predict: []result.Prediction{{Check: accounted, Address: victim, Field: fieldState, Got: absent}, {Check: isEmpty, Address: victim, Field: fieldPlan, Got: "create"}, {Check: same, Address: victim, Field: fieldPlan, Got: "create"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, victim, func() (Measured, error) {
 			l, err := sd.Engine.StateList(ctx)
 			if err != nil {
@@ -111,21 +112,18 @@ func otherSide(sd *Side) string {
 
 // missingFrom names every wanted address the list lacks or adds.
 func missingFrom(got, want []string) error {
-	var diffs []string
+	var fs []*result.Finding
 	for _, w := range want {
 		if !slices.Contains(got, w) {
-			diffs = append(diffs, w+" missing")
+			fs = append(fs, &result.Finding{Address: w, Field: fieldState, Want: present, Got: absent})
 		}
 	}
 	for _, g := range got {
 		if !slices.Contains(want, g) {
-			diffs = append(diffs, g+" unexpected")
+			fs = append(fs, &result.Finding{Address: g, Field: fieldState, Want: absent, Got: present})
 		}
 	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("state lists %d addresses, want %d: %s", len(got), len(want), strings.Join(diffs, "; "))
-	}
-	return nil
+	return result.Findings(fs...)
 }
 
 func kubernetesOnly(addrs []string) []string {

@@ -9,6 +9,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func planApproval() Stage {
@@ -89,17 +90,19 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	subj, orc := outcomes["subject"], outcomes["oracle"]
 	live := r.Subject.Engine.Engine.Profile.Has(engine.LiveMode)
 	promise := func(o approvalOutcome, livePromise bool) error {
-		if livePromise && o.applied {
-			return fmt.Errorf("the saved plan %s applied (exit %d) although the world moved", approvalPlan, o.exit)
-		}
-		if !livePromise && !o.applied {
-			return fmt.Errorf("the saved plan %s was refused (exit %d: %s), but a state-file engine applies it when only the world moved", approvalPlan, o.exit, o.message)
+		want := map[bool]string{true: refusedWord, false: appliedWord}[livePromise]
+		if got := o.word(); got != want {
+			return &result.Finding{Object: savedPlanObject, Field: fieldSavedPlan, Want: want, Got: got, Detail: fmt.Sprintf("exit %d: %s", o.exit, o.message)}
 		}
 		return nil
 	}
 	refused := func(o approvalOutcome) error {
-		if o.applied || !strings.Contains(o.message, "stale") {
-			return fmt.Errorf("applying the saved plan %s a second time gave exit %d (%s), want a stale-plan refusal", approvalPlan, o.exit, o.message)
+		got := o.word()
+		if got == refusedWord && !strings.Contains(o.message, "stale") {
+			got = "refused, not as stale"
+		}
+		if got != refusedWord {
+			return &result.Finding{Object: savedPlanObject, Field: fieldSavedPlan, Want: refusedWord, Got: got, Detail: fmt.Sprintf("exit %d: %s", o.exit, o.message)}
 		}
 		return nil
 	}
@@ -123,17 +126,20 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	reads := func(ctx context.Context, sd *Side) error {
 		u, err := sd.Get(ctx, pa.Object)
-		if err != nil || u == nil {
-			return fmt.Errorf("read %s: %v", pa.Object, cmpErr(err, "not found"))
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			return &result.Finding{Address: pa.Address, Object: pa.Object.String(), Field: fieldExists, Want: present, Got: absent}
 		}
 		if v := u.GetLabels()["reviewed"]; v != "yes" {
-			return fmt.Errorf("%s on %s has label reviewed=%q after the apply, want reviewed=yes", pa.Object, sd.Name, v)
+			return &result.Finding{Address: pa.Address, Object: pa.Object.String(), Field: fieldReviewed, Want: "yes", Got: v}
 		}
 		return nil
 	}
 	rec.Check(readback, r.both(ctx, reads), pa.Object.String())
 	r.breakBoth(ctx, rec, Breaking{Name: "relabel", Corruption: "sets reviewed=no on " + pa.Object.String() + " out of band",
-		Victim: pa.Object.String(), Covers: []string{readback}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: pa.Object.String(), Covers: []string{readback}, Predict: []result.Prediction{{Object: pa.Object.String(), Field: fieldReviewed, Got: "no"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return sd.Patch(ctx, pa.Object, `{"metadata":{"labels":{"reviewed":"no"}}}`) }); err != nil {
 			return nil, err
 		}
@@ -144,7 +150,8 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	// A saved plan made after a state change cannot be stale: applying a
 	// fresh one must turn the refusal checks red.
 	r.breakBoth(ctx, rec, Breaking{Name: "fresh_plan", Corruption: "replaces " + approvalPlan + " with a plan made from the current state",
-		Victim: approvalPlan, Covers: []string{stalePlan}, OracleCovers: []string{oracleStale}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: approvalPlan, Covers: []string{stalePlan}, OracleCovers: []string{oracleStale},
+		Predict: []result.Prediction{{Object: savedPlanObject, Field: fieldSavedPlan, Got: appliedWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { _, err := sd.Engine.Plan(ctx, engine.PlanOptions{Out: approvalPlan}); return err }); err != nil {
 			return nil, err
 		}
@@ -154,7 +161,8 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	// The state moved on between plan and apply: a state-file engine must
 	// refuse the saved plan then, so the "applied" checks must turn red.
 	r.breakBoth(ctx, rec, Breaking{Name: "state_moved", Corruption: "changes the state (state rm of " + r.victim().Address + ") between plan -out and apply",
-		Victim: approvalPlan, Covers: []string{promised}, OracleCovers: []string{oraclePromised}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: approvalPlan, Covers: []string{promised}, OracleCovers: []string{oraclePromised},
+		Predict: []result.Prediction{{Object: savedPlanObject, Field: fieldSavedPlan, Got: refusedWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := label(sd, "again"); err != nil {
 			return nil, err
 		}
@@ -173,6 +181,22 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		pa.Address, planned, "a JSON patch", pa.Move.Object, r.Subject.Engine.Engine.Profile.Name, subj.exit, orc.exit, stale["subject"].message)
 	rec.Claim([]string{readback, next}, "reviewed=yes reads back on both clusters and the next plan is empty")
 	return nil
+}
+
+// What the saved-plan checks find: the saved plan applied or refused.
+const (
+	savedPlanObject = "the saved plan " + approvalPlan
+	fieldSavedPlan  = "apply of the saved plan"
+	fieldReviewed   = "metadata.labels.reviewed"
+	appliedWord     = "applied"
+	refusedWord     = "refused"
+)
+
+func (o approvalOutcome) word() string {
+	if o.applied {
+		return appliedWord
+	}
+	return refusedWord
 }
 
 // other is the value a text edit of the reviewed label replaces.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func planNoLocalState() Stage {
@@ -98,17 +99,17 @@ func (s *noLocalStateStage) Run(ctx context.Context, r *Run, rec *Recorder) erro
 	if err := r.both(ctx, planFresh); err != nil {
 		return err
 	}
-	rec.Check(freshEmpty, errors.Join(empty(plansFresh["subject"]), empty(plansFresh["oracle"])),
+	rec.Check(freshEmpty, sides(freshEmpty, empty(plansFresh["subject"]), empty(plansFresh["oracle"])),
 		fmt.Sprintf("init and plan in a copy of root %s with no .terraform and no state file, on both sides", r.Subject.Root.Name))
 	readOnly := func(ctx context.Context, sd *Side) error {
 		now, err := takeRecords(ctx, sd)
 		if err != nil {
-			return err
+			return measure(sd, "read the records", err)
 		}
 		var errs []error
 		for ns, snap := range m[sd.Name].before {
 			// A plan takes the lock and gives it back: the Leases move.
-			errs = append(errs, recordstore.Unchanged(ns, snap, now[ns], "Secret/"))
+			errs = append(errs, snapshotFindings(ns, snap, now[ns], "Secret/"))
 		}
 		return errors.Join(errs...)
 	}
@@ -124,7 +125,7 @@ func (s *noLocalStateStage) Run(ctx context.Context, r *Run, rec *Recorder) erro
 	store := storeOf(r.Subject.Records)
 	victim := r.victim()
 	r.breakBoth(ctx, rec, Breaking{Name: "record_taken", Corruption: "empties " + store.String() + " before the fresh plan",
-		Victim: victim.Address, Covers: []string{freshEmpty}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Address, Covers: []string{freshEmpty}, Predict: []result.Prediction{planPredict(victim.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := rewritten(ctx, sd, storeOf(sd.Records), func(st map[string]any) error {
 			st["resources"] = []any{}
 			return nil
@@ -140,7 +141,7 @@ func (s *noLocalStateStage) Run(ctx context.Context, r *Run, rec *Recorder) erro
 		return undoing(out, err, undo)
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "record_written", Corruption: "annotates " + store.String() + " between the snapshots",
-		Victim: "Secret/" + store.SecretName(), Covers: []string{plansReadOnly}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: "Secret/" + store.SecretName(), Covers: []string{plansReadOnly}, Predict: []result.Prediction{secretMoved(store)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := annotated(ctx, sd, storeOf(sd.Records))
 		if err != nil {
 			return nil, err

@@ -2,11 +2,12 @@ package stage
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 // shape is a plan's actionable changes as "address: actions" lines, the
@@ -30,50 +31,78 @@ func shape(p *engine.Plan) []string {
 	return out
 }
 
-// sameShape asserts the subject's plan has the oracle's shape.
+// sameShape asserts the first plan (this side's) has the second's (the
+// other side's) shape: a finding per address whose action differs, want
+// being the other's; the caller's side stamps them.
 func sameShape(subject, oracle *engine.Plan) error {
 	a, b := shape(subject), shape(oracle)
-	if !slices.Equal(a, b) || subject.Counts != oracle.Counts {
-		return fmt.Errorf("subject planned %s [%s], the oracle %s [%s]", subject.Counts, strings.Join(a, "; "), oracle.Counts, strings.Join(b, "; "))
+	if slices.Equal(a, b) && subject.Counts == oracle.Counts {
+		return nil
 	}
-	return nil
+	got, want := planActions(subject), planActions(oracle)
+	var fs []*result.Finding
+	for addr, act := range got {
+		if want[addr] != act {
+			fs = append(fs, planFinding(addr, want[addr], act))
+		}
+	}
+	for addr, act := range want {
+		if _, ok := got[addr]; !ok {
+			fs = append(fs, planFinding(addr, act, ""))
+		}
+	}
+	if len(fs) == 0 {
+		// The same actions by address, yet not the same plan: counts
+		// (or a repeated deposed position) differ.
+		fs = append(fs, &result.Finding{Address: "(the plan)", Field: fieldPlanCounts, Want: oracle.Counts.String(), Got: subject.Counts.String(),
+			Detail: "[" + strings.Join(a, "; ") + "] against [" + strings.Join(b, "; ") + "]"})
+	}
+	sortFindings(fs)
+	return result.Findings(fs...)
 }
 
 // exactly asserts a plan proposes exactly these actions per address and
-// nothing else.
+// nothing else: a finding per address that differs, every one named.
 func exactly(p *engine.Plan, want map[string]string) error {
 	got := map[string]string{}
 	for _, c := range p.Actionable() {
 		got[c.Address] = strings.Join(c.Actions, "+")
 	}
-	var diffs []string
+	var fs []*result.Finding
 	for addr, act := range want {
 		if got[addr] != act {
-			g := got[addr]
-			if g == "" {
-				g = "nothing"
-			}
-			diffs = append(diffs, fmt.Sprintf("%s: want %s, planned %s", addr, act, g))
+			fs = append(fs, planFinding(addr, act, got[addr]))
 		}
 	}
 	for addr, act := range got {
 		if _, ok := want[addr]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s: unexpected %s", addr, act))
+			fs = append(fs, planFinding(addr, "", act))
 		}
 	}
-	if len(diffs) > 0 {
-		slices.Sort(diffs)
-		return fmt.Errorf("plan (%s): %s", p.Counts, strings.Join(diffs, "; "))
-	}
-	return nil
+	sortFindings(fs)
+	return result.Findings(fs...)
 }
 
-// empty asserts a plan proposes nothing.
+// empty asserts a plan proposes nothing: a finding per proposed action.
 func empty(p *engine.Plan) error {
-	if a := p.Actionable(); len(a) > 0 || !p.Counts.Zero() {
-		return fmt.Errorf("plan is not empty (%s): %s", p.Counts, strings.Join(shape(p), "; "))
+	if a := p.Actionable(); len(a) == 0 && p.Counts.Zero() {
+		return nil
 	}
-	return nil
+	var fs []*result.Finding
+	for addr, act := range planActions(p) {
+		fs = append(fs, planFinding(addr, "", act))
+	}
+	if len(fs) == 0 {
+		fs = append(fs, &result.Finding{Address: "(the plan)", Field: fieldPlanCounts, Want: "0 to import, add, change or destroy", Got: p.Counts.String()})
+	}
+	sortFindings(fs)
+	return result.Findings(fs...)
+}
+
+// sides joins the subject's and the oracle's findings of one check, each
+// stamped with its side, so a failure says which side failed.
+func sides(check string, subject, oracle error) error {
+	return errors.Join(result.Stamp(subject, check, "subject"), result.Stamp(oracle, check, "oracle"))
 }
 
 // plan plans on a side's engine with the stage defaults.
@@ -85,7 +114,7 @@ func (s *Side) plan(ctx context.Context, o engine.PlanOptions) (*engine.Plan, er
 func (s *Side) planEmpty(ctx context.Context) error {
 	p, err := s.plan(ctx, engine.PlanOptions{})
 	if err != nil {
-		return err
+		return measure(s, "plan", err)
 	}
 	return empty(p)
 }

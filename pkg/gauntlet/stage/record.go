@@ -15,8 +15,8 @@ import (
 // what happened and the renderers lay it out.
 //
 // A check and its BREAKs are one unit: a passing check is proven only by a
-// BREAK that covers it, corrupted something and made this very check fail
-// naming what it corrupted. Fill marks any other passing check unproven
+// BREAK that covers it, corrupted something and made this very check
+// report the finding the BREAK predicted. Fill marks any other passing check unproven
 // (unless the stage said, with NoBreak, why no BREAK can exist), and an
 // unproven check fails the stage.
 type Recorder struct {
@@ -78,12 +78,26 @@ func (r *Recorder) Check(name string, err error, detail string) bool {
 	c := result.Check{Name: name, Verdict: result.Pass, Detail: detail}
 	if err != nil {
 		c.Verdict, c.Detail = result.Fail, err.Error()
+		for _, f := range result.FindingsIn(result.Stamp(err, name, "")) {
+			c.Findings = append(c.Findings, *f)
+		}
+		for _, m := range result.MeasurementErrorsIn(err) {
+			c.MeasurementErrors = append(c.MeasurementErrors, m.Error())
+		}
 		r.sentences = append(r.sentences, sentence{text: capitalise("FAILED %s: %v", name, err), failure: true})
 	}
 	if i := r.find(name); i >= 0 {
 		// The same check measured again (another side, another round):
 		// one failure fails it.
-		if c.Verdict == result.Fail || r.checks[i].Verdict != result.Fail {
+		switch {
+		case c.Verdict == result.Fail && r.checks[i].Verdict == result.Fail:
+			// Both rounds failed: keep every finding.
+			prev := r.checks[i]
+			c.Findings = append(prev.Findings, c.Findings...)
+			c.MeasurementErrors = append(prev.MeasurementErrors, c.MeasurementErrors...)
+			c.Detail = prev.Detail + "; " + c.Detail
+			r.checks[i] = c
+		case c.Verdict == result.Fail || r.checks[i].Verdict != result.Fail:
 			r.checks[i] = c
 		}
 		return err == nil
@@ -109,14 +123,18 @@ func (r *Recorder) find(name string) int {
 	return slices.IndexFunc(r.checks, func(c result.Check) bool { return c.Name == name })
 }
 
-// Breaking describes a BREAK: what it corrupts, the victim a covered
-// check's failure must name, and the checks it covers.
+// Breaking describes a BREAK: what it corrupts, what it predicts the
+// covered checks must now report, and the checks it covers.
 type Breaking struct {
 	Name       string
 	Corruption string
-	// Victim is what the corruption touched, as a covered check's error
-	// names it: an address, an object ("ConfigMap ns/name") or a field.
+	// Victim is what the corruption touched, for the reader: an address,
+	// an object ("ConfigMap ns/name") or a field.
 	Victim string
+	// Predict are the findings the corruption must make the covered
+	// checks report (each check must report one that applies to it, on
+	// the side corrupted). A BREAK without one cannot prove anything.
+	Predict []result.Prediction
 	// Covers are the subject's checks the corruption must fail.
 	Covers []string
 	// OracleCovers are the oracle's own checks, failed by the same
@@ -146,35 +164,20 @@ func (r *Recorder) uniqueBreak(name string) string {
 // err is the BREAK's own machinery error (a corruption that could not be
 // made, a read that failed), never a proof.
 func (r *Recorder) recordBreak(b Breaking, side string, covers, grant []string, m Measured, err error) result.Break {
-	out := result.Break{Name: b.Name, Corruption: b.Corruption, Victim: b.Victim, Covers: covers, Side: side}
-	var held, off, proved []string
+	out := result.Break{Name: b.Name, Corruption: b.Corruption, Victim: b.Victim, Covers: covers, Side: side, Predictions: b.Predict}
 	switch {
 	case err != nil:
 		out.Outcome, out.Detail = result.CouldNotRun, "the BREAK could not run: "+err.Error()
+		out.MeasurementError = err.Error()
+		for _, me := range result.MeasurementErrorsIn(err) {
+			out.Stack = me.Stack
+		}
+	case len(covers) == 0:
+		out.Outcome, out.Detail = result.CouldNotRun, "the BREAK covers no check"
+	case len(b.Predict) == 0:
+		out.Outcome, out.Detail = result.CouldNotRun, "the BREAK predicts no finding, so nothing it measures can prove it"
 	default:
-		for _, name := range covers {
-			e, measured := m[name]
-			switch {
-			case !measured:
-				off = append(off, name+": not measured under the corruption")
-			case e == nil:
-				held = append(held, name+": still passed")
-			case b.Victim != "" && !strings.Contains(e.Error(), b.Victim):
-				off = append(off, fmt.Sprintf("%s failed without naming %s: %v", name, b.Victim, e))
-			default:
-				proved = append(proved, fmt.Sprintf("%s: %v", name, e))
-			}
-		}
-		switch {
-		case len(covers) == 0:
-			out.Outcome, out.Detail = result.CouldNotRun, "the BREAK covers no check"
-		case len(held) > 0:
-			out.Outcome, out.Detail = result.Held, strings.Join(held, "; ")
-		case len(off) > 0:
-			out.Outcome, out.Detail = result.OffTarget, strings.Join(off, "; ")
-		default:
-			out.Outcome, out.Detail = result.Proved, strings.Join(proved, "; ")
-		}
+		judgePredicted(&out, b.Predict, side, covers, m)
 	}
 	out.Failed = out.Outcome == result.Proved
 	if out.Failed {
@@ -185,6 +188,70 @@ func (r *Recorder) recordBreak(b Breaking, side string, covers, grant []string, 
 		}
 	}
 	return out
+}
+
+// judgePredicted proves a BREAK only when every covered check reported,
+// on this side, a finding its predictions name. A check that passed
+// held it; one that could not measure (or failed with text alone) could
+// not run; one that found something else is off target, and the BREAK
+// keeps what it got. Error text is never read.
+func judgePredicted(out *result.Break, predict []result.Prediction, side string, covers []string, m Measured) {
+	var held, cnr, off, proved []string
+	for _, name := range covers {
+		e, measured := m[name]
+		result.Stamp(e, name, side)
+		fs := result.FindingsIn(e)
+		for _, f := range fs {
+			out.Got = append(out.Got, *f)
+		}
+		mes := result.MeasurementErrorsIn(e)
+		switch {
+		case !measured:
+			off = append(off, name+": not measured under the corruption")
+		case e == nil:
+			held = append(held, name+": still passed")
+		case len(mes) > 0:
+			for _, me := range mes {
+				if out.MeasurementError == "" {
+					out.MeasurementError, out.Stack = me.Error(), me.Stack
+				}
+				cnr = append(cnr, name+": "+me.Error())
+			}
+		case len(fs) == 0:
+			cnr = append(cnr, name+": failed without a finding, which never proves: "+e.Error())
+		default:
+			hit := slices.ContainsFunc(fs, func(f *result.Finding) bool {
+				return slices.ContainsFunc(predict, func(p result.Prediction) bool { return p.Matches(name, side, f) })
+			})
+			if hit {
+				proved = append(proved, fmt.Sprintf("%s: %v", name, e))
+			} else {
+				off = append(off, fmt.Sprintf("%s reported %v, not the predicted %s", name, e, predictionsFor(predict, name)))
+			}
+		}
+	}
+	switch {
+	case len(held) > 0:
+		out.Outcome, out.Detail = result.Held, strings.Join(held, "; ")
+	case len(cnr) > 0:
+		out.Outcome, out.Detail = result.CouldNotRun, strings.Join(cnr, "; ")
+	case len(off) > 0:
+		out.Outcome, out.Detail = result.OffTarget, strings.Join(off, "; ")
+	default:
+		out.Outcome, out.Detail = result.Proved, strings.Join(proved, "; ")
+	}
+}
+
+func predictionsFor(predict []result.Prediction, check string) string {
+	var out []string
+	for _, p := range predict {
+		if p.Check == "" || p.Check == check {
+			q := p
+			q.Check = ""
+			out = append(out, q.String())
+		}
+	}
+	return strings.Join(out, " or ")
 }
 
 // addBreak records a BREAK's subject and oracle runs. A BREAK that held on

@@ -13,6 +13,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -129,21 +130,6 @@ const (
 // recordsSeen is what the last record-store check read, by side and root.
 type recordsSeen map[string]*recordstore.Record
 
-// localStateFiles names the state files a root on the kubernetes backend
-// must not have beside it.
-func localStateFiles(dir string) error {
-	var found []string
-	for _, f := range []string{"terraform.tfstate", "terraform.tfstate.d"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			found = append(found, f)
-		}
-	}
-	if len(found) > 0 {
-		return fmt.Errorf("%s beside root %s", strings.Join(found, " and "), filepath.Base(dir))
-	}
-	return nil
-}
-
 // CheckRecords runs the record-store checks on both sides, and their
 // BREAKs on the acted root's records (or the first root's).
 func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
@@ -168,8 +154,8 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 	inCluster := func(ctx context.Context, sd *Side) error {
 		var errs []error
 		for _, rr := range sd.recordRoots() {
-			errs = append(errs, localStateFiles(rr.dir))
-			got, err := readRecord(ctx, sd, rr.store)
+			errs = append(errs, localStateFindings(rr.name, rr.dir))
+			got, err := readRecordFinding(ctx, sd, rr.store)
 			errs = append(errs, err)
 			r.mu.Lock()
 			reads[sd.Name].recs[rr.name] = got
@@ -182,7 +168,7 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 		var errs []error
 		for _, rr := range sd.recordRoots() {
 			if got := recs[rr.name]; got != nil {
-				errs = append(errs, recordstore.Manages(rr.store, got, reads[sd.Name].lists[rr.name]))
+				errs = append(errs, managesFindings(rr.store, got, reads[sd.Name].lists[rr.name]))
 			}
 		}
 		return errors.Join(errs...)
@@ -194,7 +180,7 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 		for _, rr := range sd.recordRoots() {
 			before := r.seen(sd.Name, rr.name)
 			if got := recs[rr.name]; got != nil && before != nil {
-				errs = append(errs, recordstore.Follows(rr.store, before, got))
+				errs = append(errs, followsFindings(rr.store, before, got))
 			}
 		}
 		return errors.Join(errs...)
@@ -204,17 +190,12 @@ func (r *Run) CheckRecords(ctx context.Context, rec *Recorder) error {
 	released := func(ctx context.Context, sd *Side) error {
 		var errs []error
 		for _, rr := range sd.recordRoots() {
-			cs, err := sd.Typed()
+			lk, err := readLockFinding(ctx, sd, rr.store)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			lk, err := recordstore.ReadLock(ctx, cs, rr.store)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			errs = append(errs, recordstore.Released(rr.store, lk))
+			errs = append(errs, releasedFinding(rr.store, lk))
 		}
 		return errors.Join(errs...)
 	}
@@ -310,7 +291,8 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 		return v
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "record_taken", Corruption: "deletes " + v.store.String() + " behind the engine's back",
-		Victim: v.store.String(), Covers: []string{recordsInCluster}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: v.store.String(), Covers: []string{recordsInCluster},
+		Predict: []result.Prediction{{Object: secretObject(v.store), Field: fieldRecord, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		cs, err := sd.Typed()
 		if err != nil {
 			return nil, err
@@ -336,7 +318,8 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 		})
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "state_file_beside_root", Corruption: "writes a terraform.tfstate beside root " + v.name,
-		Victim: "terraform.tfstate", Covers: []string{recordsInCluster}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: "terraform.tfstate", Covers: []string{recordsInCluster},
+		Predict: []result.Prediction{{Object: localFile(v.name, "terraform.tfstate", present).Object, Field: fieldExists, Got: present}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		path := filepath.Join(victim(sd).dir, "terraform.tfstate")
 		if err := corrupt(ctx, func() error { return os.WriteFile(path, []byte("{}\n"), 0o644) }); err != nil {
 			return nil, err
@@ -360,42 +343,49 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 	}
 	// Take out the last instance the record holds, or - for an empty
 	// record (after the teardown) - slip in one the engine never made.
-	edit, victimAddr, how := injectInstance(ghostAddress), ghostAddress, "writes "+ghostAddress+" into "
+	edit, victimAddr, how, holds := injectInstance(ghostAddress), ghostAddress, "writes "+ghostAddress+" into ", present
 	if got := now[v.name]; got != nil {
 		for i := len(got.Managed) - 1; i >= 0; i-- {
 			if a := got.Managed[i]; !strings.HasPrefix(a, "module.") && !strings.HasPrefix(a, "data.") {
-				edit, victimAddr, how = dropInstance(a), a, "takes "+a+" out of "
+				edit, victimAddr, how, holds = dropInstance(a), a, "takes "+a+" out of ", absent
 				break
 			}
 		}
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "record_forgets", Corruption: how + v.store.String() + " behind the engine's back",
-		Victim: victimAddr, Covers: []string{recordsManage}}, rewrite(recordsManage, edit, func(ctx context.Context, sd *Side) error {
+		Victim: victimAddr, Covers: []string{recordsManage},
+		Predict: []result.Prediction{{Address: victimAddr, Object: secretObject(v.store), Field: fieldRecordHold, Got: holds}}}, rewrite(recordsManage, edit, func(ctx context.Context, sd *Side) error {
 		rr := victim(sd)
-		got, err := readRecord(ctx, sd, rr.store)
+		got, err := readRecordFinding(ctx, sd, rr.store)
 		if err != nil {
 			return err
 		}
 		return manage(sd, rr.name, got)
 	}))
 	r.breakBoth(ctx, rec, Breaking{Name: "serial_back", Corruption: "writes " + v.store.String() + "'s serial back below the last one read",
-		Victim: v.store.String(), Covers: []string{recordsFollow}}, rewrite(recordsFollow, func(st map[string]any) error {
-		prev := r.seen("subject", v.name)
+		Victim: v.store.String(), Covers: []string{recordsFollow},
+		Predict: []result.Prediction{{Object: secretObject(v.store), Field: fieldSerial, Got: wentBack}}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		// Below this side's own last serial: the two sides' serials need
+		// not agree.
+		prev := r.seen(sd.Name, v.name)
 		if prev == nil {
-			return fmt.Errorf("no earlier record to go back from")
+			return nil, fmt.Errorf("no earlier record on %s to go back from", sd.Name)
 		}
-		st["serial"] = prev.Serial - 1
-		return nil
-	}, func(ctx context.Context, sd *Side) error {
-		rr := victim(sd)
-		got, err := readRecord(ctx, sd, rr.store)
-		if err != nil {
-			return err
-		}
-		return follow(sd, map[string]*recordstore.Record{rr.name: got})
-	}))
+		return rewrite(recordsFollow, func(st map[string]any) error {
+			st["serial"] = prev.Serial - 1
+			return nil
+		}, func(ctx context.Context, sd *Side) error {
+			rr := victim(sd)
+			got, err := readRecordFinding(ctx, sd, rr.store)
+			if err != nil {
+				return err
+			}
+			return follow(sd, map[string]*recordstore.Record{rr.name: got})
+		})(ctx, sd)
+	})
 	r.breakBoth(ctx, rec, Breaking{Name: "lock_held", Corruption: "holds " + v.store.LeaseName() + " as if a command had died holding it",
-		Victim: v.store.LeaseName(), Covers: []string{recordsReleased}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: v.store.LeaseName(), Covers: []string{recordsReleased},
+		Predict: []result.Prediction{{Object: leaseObject(v.store), Field: fieldHolder, Got: heldWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := holdLease(ctx, sd, victim(sd).store)
 		if err != nil {
 			return nil, err
@@ -477,14 +467,14 @@ func (r *Run) checkLockOnWire(ctx context.Context, rec *Recorder, mark map[strin
 	held := func(sd *Side, from int) error {
 		s := storeOf(sd.Records)
 		if n := lockWrites(sd, s, from); n < 2 {
-			return fmt.Errorf("Lease %s/%s: %d writes on the %s wire during the apply, want the lock taken and given back (2 or more)", s.Namespace, s.LeaseName(), n, sd.Name)
+			return &result.Finding{Object: leaseObject(s), Field: fieldLockWrites, Want: "2 or more (taken and given back)", Got: fmt.Sprint(n)}
 		}
 		return nil
 	}
 	rec.Check(lockOnWire, r.both(ctx, func(ctx context.Context, sd *Side) error { return held(sd, mark[sd.Name]) }),
 		"writes to Lease "+store.Namespace+"/"+store.LeaseName()+" counted in the wire log of each side")
 	r.breakBoth(ctx, rec, Breaking{Name: "apply_unlocked", Corruption: "applies again with -lock=false",
-		Victim: store.LeaseName(), Covers: []string{lockOnWire}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: store.LeaseName(), Covers: []string{lockOnWire}, Predict: []result.Prediction{{Object: leaseObject(store), Field: fieldLockWrites, Got: "0"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		from := len(sd.Proxy.Log())
 		opts := engine.ApplyOptions{}
 		if !sabotaged(ctx) {
@@ -511,31 +501,25 @@ func (r *Run) checkInterruptedRecord(ctx context.Context, rec *Recorder, first, 
 	store := storeOf(r.Subject.Records)
 	measure := func(ctx context.Context, sd *Side) error {
 		s := storeOf(sd.Records)
-		cs, err := sd.Typed()
+		lk, err := readLockFinding(ctx, sd, s)
 		if err != nil {
 			return err
 		}
-		lk, err := recordstore.ReadLock(ctx, cs, s)
+		got, err := readRecordFinding(ctx, sd, s)
 		if err != nil {
-			return err
+			return errors.Join(releasedFinding(s, lk), err)
 		}
-		got, err := recordstore.Read(ctx, cs, s)
-		if err != nil {
-			return err
-		}
-		var errs []error
-		errs = append(errs, recordstore.Released(s, lk))
-		if !slices.Contains(got.Managed, first) {
-			errs = append(errs, fmt.Errorf("%s (serial %d) lacks %s, whose create committed before the interrupt", s, got.Serial, first))
-		}
-		if slices.Contains(got.Managed, second) {
-			errs = append(errs, fmt.Errorf("%s (serial %d) holds %s, which was never created", s, got.Serial, second))
+		errs := []error{releasedFinding(s, lk)}
+		for _, a := range []struct{ addr, want string }{{first, present}, {second, absent}} {
+			if g := presence(slices.Contains(got.Managed, a.addr)); g != a.want {
+				errs = append(errs, &result.Finding{Address: a.addr, Object: secretObject(s), Field: fieldRecordHold, Want: a.want, Got: g, Detail: fmt.Sprintf("serial %d", got.Serial)})
+			}
 		}
 		return errors.Join(errs...)
 	}
 	rec.Check(interruptedRecord, r.both(ctx, measure), store.String()+" and its Lease read right after the interrupt, on both sides")
 	r.breakBoth(ctx, rec, Breaking{Name: "lock_left_held", Corruption: "holds " + store.LeaseName() + " as if the interrupted apply had kept it",
-		Victim: store.LeaseName(), Covers: []string{interruptedRecord}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: store.LeaseName(), Covers: []string{interruptedRecord}, Predict: []result.Prediction{{Object: leaseObject(store), Field: fieldHolder, Got: heldWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := holdLease(ctx, sd, storeOf(sd.Records))
 		if err != nil {
 			return nil, err
@@ -543,7 +527,7 @@ func (r *Run) checkInterruptedRecord(ctx context.Context, rec *Recorder, first, 
 		return undoing(one(interruptedRecord, measure(ctx, sd)), nil, undo)
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "create_unrecorded", Corruption: "takes " + first + " out of " + store.String(),
-		Victim: first, Covers: []string{interruptedRecord}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: first, Covers: []string{interruptedRecord}, Predict: []result.Prediction{{Address: first, Object: secretObject(store), Field: fieldRecordHold, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := rewritten(ctx, sd, storeOf(sd.Records), dropInstance(first))
 		if err != nil {
 			return nil, err

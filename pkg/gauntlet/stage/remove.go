@@ -2,13 +2,12 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -69,9 +68,10 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	rec.Check(one1, errors.Join(exactly(subj, want), exactly(orc, want)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "stock's plan for the same removal is the same")
-	r.breakBoth(ctx, rec, Breaking{Name: "keep_block", Corruption: "keeps the block", Victim: rm.Address, Covers: []string{one1, same}},
+	rec.Check(one1, sides(one1, exactly(subj, want), exactly(orc, want)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "stock's plan for the same removal is the same")
+	r.breakBoth(ctx, rec, Breaking{Name: "keep_block", Corruption: "keeps the block", Victim: rm.Address, Covers: []string{one1, same},
+		Predict: []result.Prediction{planPredict(rm.Address, nothing)}},
 		func(ctx context.Context, sd *Side) (Measured, error) {
 			after, err := sd.Root.Save()
 			if err != nil {
@@ -87,13 +87,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			}
 			return undoing(m, err, func() error { return sd.Root.Put(after) })
 		})
-	destroyedOne := func(a engine.Applied) error {
-		acted := a.Acted()
-		if a.Destroyed != 1 || a.Added != 0 || a.Changed != 0 || len(acted) != 1 || acted[0] != rm.Address+": destruction" {
-			return fmt.Errorf("applied %s, want exactly %s destroyed: %s", a, rm.Address, strings.Join(acted, "; "))
-		}
-		return nil
-	}
+	destroyedOne := func(a engine.Applied) error { return actedExactly(a, map[string]string{rm.Address: "destruction"}) }
 	var mu sync.Mutex
 	copies := map[string]*unstructured.Unstructured{}
 	nb := map[string]map[string]string{}
@@ -111,7 +105,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + rm.Address + " from the state before the apply",
-		Victim: rm.Address, Covers: []string{destroyed}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: rm.Address, Covers: []string{destroyed}, Predict: []result.Prediction{appliedPredict(rm.Address, nothing)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, rm.Address, func() (Measured, error) {
 			a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
 			return one(destroyed, destroyedOne(a)), err
@@ -121,10 +115,14 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
-	rec.Check(destroyed, errors.Join(destroyedOne(a), destroyedOne(o)), a.String())
+	rec.Check(destroyed, sides(destroyed, destroyedOne(a), destroyedOne(o)), a.String())
 	isGone := func(ctx context.Context, sd *Side) error {
-		if u, err := sd.Get(ctx, rm.Object); err != nil || u != nil {
-			return fmt.Errorf("%s still exists on %s after the destroy (%v)", rm.Object, sd.Name, err)
+		u, err := sd.Get(ctx, rm.Object)
+		if err != nil {
+			return err
+		}
+		if u != nil {
+			return &result.Finding{Address: rm.Address, Object: rm.Object.String(), Field: fieldExists, Want: absent, Got: present}
 		}
 		return nil
 	}
@@ -138,7 +136,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	rec.Check(neighbour, r.both(ctx, same2), rm.Neighbour.String())
 	r.breakBoth(ctx, rec, Breaking{Name: "recreate", Corruption: "creates " + rm.Object.String() + " again out of band",
-		Victim: rm.Object.String(), Covers: []string{gone}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: rm.Object.String(), Covers: []string{gone}, Predict: []result.Prediction{{Object: rm.Object.String(), Field: fieldExists, Got: present}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, rm.Object, copies[sd.Name]) }); err != nil {
 			return nil, err
 		}
@@ -146,7 +144,8 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return undoing(m, nil, func() error { return sd.Delete(ctx, rm.Object) })
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels the neighbour " + rm.Neighbour.String() + " out of band",
-		Victim: rm.Neighbour.String(), Covers: []string{neighbour}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: rm.Neighbour.String(), Covers: []string{neighbour},
+		Predict: []result.Prediction{{Object: rm.Neighbour.String(), Field: fieldVersion, Got: moved}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, rm.Neighbour, func() (Measured, error) { return one(neighbour, same2(ctx, sd)), nil })
 	})
 	var kept []Object

@@ -2,13 +2,14 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func day2Rename() Stage {
@@ -60,14 +61,15 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return fmt.Errorf("rename: the HCL writer rewrote %d references on the subject's root and %d on the oracle's", followed["subject"], followed["oracle"])
 	}
 	assert := func(p *engine.Plan) error {
-		if err := empty(p); err != nil {
-			return fmt.Errorf("churn: %w", err)
+		churn := empty(p)
+		if c, ok := p.Find(rn.To); !ok || c.PreviousAddress != rn.From {
+			got := nothing
+			if ok && c.PreviousAddress != "" {
+				got = c.PreviousAddress
+			}
+			return errors.Join(churn, &result.Finding{Address: rn.To, Field: "moved from", Want: rn.From, Got: got})
 		}
-		c, ok := p.Find(rn.To)
-		if !ok || c.PreviousAddress != rn.From {
-			return fmt.Errorf("the plan records no move %s -> %s", rn.From, rn.To)
-		}
-		return nil
+		return churn
 	}
 	const (
 		zero      = "zero churn"
@@ -100,7 +102,9 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Claim([]string{zero, oracleZ}, "moved block %s -> %s, with its %d references following: no add, no change, no destroy (%s) on both sides, as stock's plan for the same moved block on the oracle cluster",
 		rn.From, rn.To, refs, subj.Counts)
 	r.breakBoth(ctx, rec, Breaking{Name: "rename_object", Corruption: "renames the object's own metadata.name instead, a real identity change",
-		Victim: rn.To, Covers: []string{zero}, OracleCovers: []string{oracleZ}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: rn.To, Covers: []string{zero}, OracleCovers: []string{oracleZ},
+		// A new metadata.name replaces the object, in either order.
+		Predict: []result.Prediction{planPredict(rn.To, "delete+create"), planPredict(rn.To, "create+delete")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		before, err := sd.Root.Save()
 		if err != nil {
 			return nil, err
@@ -134,25 +138,26 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	applied := map[string]engine.Applied{"subject": a, "oracle": o}
 	stateOnly := func(ctx context.Context, sd *Side) error {
-		if acted := applied[sd.Name].Acted(); len(acted) > 0 {
-			return fmt.Errorf("the move's apply acted on %s", strings.Join(acted, "; "))
-		}
 		after, err := versions(ctx, sd, []Object{obj})
 		if err != nil {
 			return err
 		}
-		return sameVersions(before[sd.Name], after)
+		return errors.Join(appliedNothing(applied[sd.Name]), sameVersions(before[sd.Name], after))
 	}
 	rec.Check(untouched, r.both(ctx, stateOnly), obj.Ref.String()+" on both clusters")
 	atNew := func(ctx context.Context, sd *Side) error {
 		l, err := sd.Engine.StateList(ctx)
 		if err != nil {
-			return err
+			return measure(sd, "state list", err)
 		}
-		if !slices.Contains(l, rn.To) || slices.Contains(l, rn.From) {
-			return fmt.Errorf("state on %s does not hold %s at %s only: %v", sd.Name, obj.Ref, rn.To, l)
+		var fs []*result.Finding
+		if !slices.Contains(l, rn.To) {
+			fs = append(fs, &result.Finding{Address: rn.To, Object: obj.Ref.String(), Field: fieldState, Want: present, Got: absent})
 		}
-		return nil
+		if slices.Contains(l, rn.From) {
+			fs = append(fs, &result.Finding{Address: rn.From, Object: obj.Ref.String(), Field: fieldState, Want: absent, Got: present})
+		}
+		return result.Findings(fs...)
 	}
 	rec.Check(moved, r.both(ctx, atNew), "state list on both sides")
 	for i := range r.Objects {
@@ -161,11 +166,11 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + obj.Ref.String() + " out of band",
-		Victim: obj.Ref.String(), Covers: []string{untouched}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: obj.Ref.String(), Covers: []string{untouched}, Predict: []result.Prediction{versionPredict(obj)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, obj.Ref, func() (Measured, error) { return one(untouched, stateOnly(ctx, sd)), nil })
 	})
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + rn.To + " from the state",
-		Victim: rn.To, Covers: []string{moved}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: rn.To, Covers: []string{moved}, Predict: []result.Prediction{{Address: rn.To, Field: fieldState, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, rn.To, func() (Measured, error) { return one(moved, atNew(ctx, sd)), nil })
 	})
 	r.checkPlanEmpty(ctx, rec, next, r.victim())

@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func day2Replace() Stage {
@@ -59,12 +59,12 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			return err
 		}
 		if (p.Counts != engine.Counts{Add: 1, Destroy: 1}) {
-			return fmt.Errorf("%s: planned %s, want 1 to add and 1 to destroy", hashedAddr, p.Counts)
+			return &result.Finding{Address: hashedAddr, Field: fieldPlanCounts, Want: "1 to add, 1 to destroy", Got: p.Counts.String()}
 		}
 		return nil
 	}
-	rec.Check(planned, errors.Join(plannedCBD(subj), plannedCBD(orc)), subj.Counts.String())
-	rec.Check(same, sameShape(subj, orc), "")
+	rec.Check(planned, sides(planned, plannedCBD(subj), plannedCBD(orc)), subj.Counts.String())
+	rec.Check(same, onSubject(sameShape(subj, orc)), "")
 	orderOf := func(ctx context.Context, sd *Side) ([2]int, error) {
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Parallelism: 1})
 		if err != nil {
@@ -98,7 +98,8 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	// The same change without create_before_destroy: a plain replace,
 	// destroy first, which every check above must catch.
 	r.breakBoth(ctx, rec, Breaking{Name: "no_create_before_destroy", Corruption: "makes the next content change without create_before_destroy",
-		Victim: hashedAddr, Covers: []string{planned, same, order}, OracleCovers: []string{oracleOrder}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: hashedAddr, Covers: []string{planned, same, order}, OracleCovers: []string{oracleOrder},
+		Predict: []result.Prediction{planPredict(hashedAddr, "delete+create"), {Address: hashedAddr, Field: fieldOrder, Got: destroyFirst}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		tf := replaceFile(r, "c")
 		_ = corrupt(ctx, func() error {
 			tf = strings.Replace(tf, "create_before_destroy = true", "create_before_destroy = false", 1)
@@ -131,14 +132,23 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 // createdFirst asserts the replacement's creation completed before the
 // old object's destroy started, from the 1-based lines of the apply log.
 func createdFirst(o [2]int) error {
-	if o[0] <= 0 || o[1] <= 0 {
-		return fmt.Errorf("%s: the apply log lacks the create (line %d) or the destroy (line %d)", hashedAddr, o[0], o[1])
-	}
-	if o[0] > o[1] {
-		return fmt.Errorf("%s: the old object's destroy starts at line %d, before the creation completes at line %d", hashedAddr, o[1], o[0])
+	lines := fmt.Sprintf("creation complete at line %d, destroy starts at line %d", o[0], o[1])
+	switch {
+	case o[0] <= 0 || o[1] <= 0:
+		return &result.Finding{Address: hashedAddr, Field: fieldOrder, Want: createFirst, Got: "not both in the apply log", Detail: lines}
+	case o[0] > o[1]:
+		return &result.Finding{Address: hashedAddr, Field: fieldOrder, Want: createFirst, Got: destroyFirst, Detail: lines}
 	}
 	return nil
 }
+
+// fieldOrder is the order of a replacement's create and destroy in the
+// apply log.
+const (
+	fieldOrder   = "apply order"
+	createFirst  = "creation completes before the destroy starts"
+	destroyFirst = "the destroy starts first"
+)
 
 func hashedObject(r *Run, content string) Object {
 	h := sha256.Sum256([]byte(content))

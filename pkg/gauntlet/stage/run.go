@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -206,11 +207,13 @@ func (r *Run) both(ctx context.Context, f func(ctx context.Context, s *Side) err
 			defer wg.Done()
 			defer func() {
 				if p := recover(); p != nil {
-					errs[i] = fmt.Errorf("%s: panic: %v", s.Name, p)
+					errs[i] = &result.MeasurementError{Side: s.Name, Op: "measure", Err: fmt.Errorf("panic: %v", p), Stack: string(debug.Stack())}
 				}
 			}()
 			if err := f(ctx, s); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", s.Name, err)
+				// Findings and measurement errors learn their side here,
+				// so a joined failure says which side failed.
+				errs[i] = fmt.Errorf("%s: %w", s.Name, result.Stamp(err, "", s.Name))
 			}
 		}()
 	}

@@ -1,6 +1,8 @@
 package stage
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -110,11 +112,11 @@ func TestPlanAssertions(t *testing.T) {
 	if err := exactly(plan(upd, noop), map[string]string{"a.x": "update"}); err != nil {
 		t.Error(err)
 	}
-	if err := exactly(plan(upd, del), map[string]string{"a.x": "update"}); err == nil || !strings.Contains(err.Error(), "b.y: unexpected delete") {
-		t.Errorf("an extra destroy: %v", err)
+	if fs := result.FindingsIn(exactly(plan(upd, del), map[string]string{"a.x": "update"})); len(fs) != 1 || *fs[0] != *planFinding("b.y", "", "delete") {
+		t.Errorf("an extra destroy: %+v", fs)
 	}
-	if err := exactly(plan(noop), map[string]string{"a.x": "update"}); err == nil || !strings.Contains(err.Error(), "planned nothing") {
-		t.Errorf("a missing update: %v", err)
+	if fs := result.FindingsIn(exactly(plan(noop), map[string]string{"a.x": "update"})); len(fs) != 1 || *fs[0] != *planFinding("a.x", "update", "") {
+		t.Errorf("a missing update: %+v", fs)
 	}
 	if err := empty(plan(noop)); err != nil {
 		t.Error(err)
@@ -125,8 +127,9 @@ func TestPlanAssertions(t *testing.T) {
 	if err := sameShape(plan(upd), plan(upd, noop)); err != nil {
 		t.Error(err)
 	}
-	if err := sameShape(plan(upd), plan(del)); err == nil {
-		t.Error("different shapes compared equal")
+	// Every victim is named, each with what the other side planned.
+	if fs := result.FindingsIn(sameShape(plan(upd), plan(del))); len(fs) != 2 || *fs[0] != *planFinding("a.x", "", "update") || *fs[1] != *planFinding("b.y", "delete", "") {
+		t.Errorf("different shapes: %+v", fs)
 	}
 }
 
@@ -154,6 +157,7 @@ func TestUndoAdd(t *testing.T) {
 
 func TestRecorderProof(t *testing.T) {
 	fail := func(s string) error { return errString(s) }
+	found := func(got string) error { return planFinding("a.x", "delete", got) }
 	judge := func(b Breaking, subj, orc Measured, serr error) (*Recorder, result.Stage) {
 		rec := NewRecorder()
 		rec.Check("plan exact", nil, "fine")
@@ -165,9 +169,10 @@ func TestRecorderProof(t *testing.T) {
 		rec.Fill(&st)
 		return rec, st
 	}
-	b := Breaking{Name: "unbind", Corruption: "state rm a.x", Victim: "a.x", Covers: []string{"plan exact"}}
+	b := Breaking{Name: "unbind", Corruption: "state rm a.x", Victim: "a.x", Covers: []string{"plan exact"},
+		Predict: []result.Prediction{planPredict("a.x", nothing)}}
 
-	rec, st := judge(b, Measured{"plan exact": fail("a.x: want delete, planned nothing")}, nil, nil)
+	rec, st := judge(b, Measured{"plan exact": found("")}, nil, nil)
 	if rec.Failed() || st.Checks[0].Verdict != result.Pass || !slices.Equal(st.Checks[0].ProvedBy, []string{"unbind"}) || st.Breaks[0].Outcome != result.Proved {
 		t.Errorf("a BREAK failing its check for its reason did not prove it: %+v", st)
 	}
@@ -184,10 +189,16 @@ func TestRecorderProof(t *testing.T) {
 		finding bool
 	}{
 		{"held", Measured{"plan exact": nil}, nil, nil, result.Held, false},
-		{"off target: fails without naming the victim", Measured{"plan exact": fail("connection refused")}, nil, nil, result.OffTarget, false},
+		{"off target: another finding", Measured{"plan exact": found("update")}, nil, nil, result.OffTarget, false},
+		{"could not run: text naming the victim is no finding", Measured{"plan exact": fail("a.x: want delete, planned nothing")}, nil, nil, result.CouldNotRun, false},
 		{"not measured", Measured{}, nil, nil, result.OffTarget, false},
 		{"could not run: a read error is never a proof", nil, nil, fail("get a.x: timeout"), result.CouldNotRun, false},
-		{"engine finding: held on the subject, failed on stock", Measured{"plan exact": nil}, Measured{"plan exact": fail("a.x: planned nothing")}, nil, result.Held, true},
+		{"engine finding: held on the subject, failed on stock", Measured{"plan exact": nil}, Measured{"plan exact": found("")}, nil, result.Held, true},
+	}
+	unpredicted := b
+	unpredicted.Predict = nil
+	if _, st := judge(unpredicted, Measured{"plan exact": found("")}, nil, nil); st.Breaks[0].Outcome != result.CouldNotRun {
+		t.Errorf("a BREAK that predicts nothing proved: %+v", st.Breaks[0])
 	}
 	for _, c := range cases {
 		rec, st := judge(b, c.subj, c.orc, c.err)
@@ -297,5 +308,87 @@ func TestObjectsFromStateManifestAndKinds(t *testing.T) {
 	spec.Kinds = []estate.Kind{{Version: "v1", Kind: "Namespace"}}
 	if _, err := derivedKinds(spec, objs); err == nil || !strings.Contains(err.Error(), "stable.example.com/v1 CronTab is in the state but not listed") {
 		t.Errorf("a kinds list missing a kind: %v", err)
+	}
+}
+
+// A BREAK that predicts its finding proves only by that finding: a read
+// error naming the victim could not run, another finding is off target,
+// and the predicted finding on the wrong side proves nothing.
+func TestRecorderPrediction(t *testing.T) {
+	const check = "the plan is empty"
+	victim := "kubernetes_config_map.a"
+	b := Breaking{Name: "delete", Corruption: "deletes ConfigMap ns/a", Victim: victim, Covers: []string{check},
+		Predict: []result.Prediction{{Address: victim, Field: "plan", Got: "create"}}}
+	predicted := func() error { return &result.Finding{Address: victim, Field: "plan", Want: "no-op", Got: "create"} }
+	cases := []struct {
+		name    string
+		err     error
+		outcome result.BreakOutcome
+	}{
+		{"the predicted finding", predicted(), result.Proved},
+		{"the predicted finding among others", result.Findings(&result.Finding{Address: "b", Field: "plan", Got: "update"}, predicted().(*result.Finding)), result.Proved},
+		{"a read error naming the victim", result.Measure("read ConfigMap ns/a", fmt.Errorf("get %s: connection refused", victim)), result.CouldNotRun},
+		{"a read error wrapped with the victim's name", fmt.Errorf("%s: %w", victim, result.Measure("plan", fmt.Errorf("exit 1"))), result.CouldNotRun},
+		{"text naming the victim", fmt.Errorf("plan is not empty: %s: create", victim), result.CouldNotRun},
+		{"another finding", &result.Finding{Address: victim, Field: "plan", Want: "no-op", Got: "delete"}, result.OffTarget},
+		{"another victim", &result.Finding{Address: "kubernetes_config_map.b", Field: "plan", Want: "no-op", Got: "create"}, result.OffTarget},
+		{"the finding on the other side", &result.Finding{Side: "oracle", Address: victim, Field: "plan", Want: "no-op", Got: "create"}, result.OffTarget},
+		{"held", nil, result.Held},
+	}
+	for _, c := range cases {
+		rec := NewRecorder()
+		rec.Check(check, nil, "fine")
+		got := rec.recordBreak(b, "subject", b.Covers, b.Covers, Measured{check: c.err}, nil)
+		if got.Outcome != c.outcome || got.Failed != (c.outcome == result.Proved) {
+			t.Errorf("%s: BREAK is %s (%s), want %s", c.name, got.Outcome, got.Detail, c.outcome)
+		}
+		if c.outcome == result.OffTarget && len(got.Got) == 0 {
+			t.Errorf("%s: an off-target BREAK does not keep what it got", c.name)
+		}
+		if c.outcome == result.CouldNotRun && c.err != nil && len(result.MeasurementErrorsIn(c.err)) > 0 && got.MeasurementError == "" {
+			t.Errorf("%s: the measurement error is not reported", c.name)
+		}
+		var st result.Stage
+		rec.Fill(&st)
+		if proved := len(st.Checks[0].ProvedBy) > 0; proved != (c.outcome == result.Proved) {
+			t.Errorf("%s: check proved by %v", c.name, st.Checks[0].ProvedBy)
+		}
+	}
+}
+
+// A panic inside a BREAK could not run, with its stack; it is not a
+// check that went unmeasured.
+func TestBreakPanicCouldNotRun(t *testing.T) {
+	r := &Run{Subject: &Side{Name: "subject"}}
+	rec := NewRecorder()
+	rec.Check("c", nil, "fine")
+	r.breakSubject(context.Background(), rec, Breaking{Name: "boom", Covers: []string{"c"},
+		Predict: []result.Prediction{{Object: "x", Field: "exists", Got: "absent"}}}, func(context.Context, *Side) (Measured, error) {
+		var m map[string]int
+		m["x"]++
+		return nil, nil
+	})
+	var st result.Stage
+	rec.Fill(&st)
+	b := st.Breaks[0]
+	if b.Outcome != result.CouldNotRun || !strings.Contains(b.Stack, "TestBreakPanicCouldNotRun") || !strings.Contains(b.MeasurementError, "panic") {
+		t.Errorf("a panicking BREAK: %s, error %q, stack %q", b.Outcome, b.MeasurementError, b.Stack)
+	}
+}
+
+// A stray label reads as the same finding whether or not its object had
+// labels before, so one prediction serves every victim.
+func TestStrayLabelFinding(t *testing.T) {
+	o := Object{Address: "kubernetes_config_map.a", Ref: estate.Object{Kind: "ConfigMap", Namespace: "ns", Name: "a"}}
+	p := breakLabelPredict(o)
+	for _, d := range []struct{ path, want, got string }{
+		{"metadata.labels", "", `{"gauntlet-break":"yes"}`},
+		{"metadata.labels", `{"app":"x"}`, `{"app":"x","gauntlet-break":"yes"}`},
+		{"metadata.labels.gauntlet-break", "", `"yes"`},
+	} {
+		fs := splitMap(o.Ref.String(), d.path, d.want, d.got)
+		if len(fs) != 1 || !p.Matches("c", "subject", fs[0]) {
+			t.Errorf("%+v: findings %+v do not match %s", d, fs, p)
+		}
 	}
 }

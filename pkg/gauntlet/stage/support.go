@@ -15,6 +15,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -143,7 +144,8 @@ func (r *Run) apiServices() []Object {
 // replicas back, waiting for the APIService to serve again. The checks are
 // the subject cluster's alone, so the BREAK is not replayed on the oracle.
 func (r *Run) backendDownBreak(ctx context.Context, rec *Recorder, api Object, checks ...string) {
-	b := Breaking{Name: "backend_down", Victim: api.Ref.Name, Covers: checks}
+	b := Breaking{Name: "backend_down", Victim: api.Ref.Name, Covers: checks,
+		Predict: []result.Prediction{{Object: api.Ref.String(), Field: fieldAvailable, Got: "False"}, {Object: api.Ref.String(), Field: fieldDiscovery, Got: "server error"}}}
 	backend, err := r.backend(ctx, r.Subject, api.Ref)
 	if err == nil && backend == nil {
 		err = fmt.Errorf("none of the estate's Deployments backs APIService %s", api.Ref.Name)
@@ -207,17 +209,29 @@ func cmpErr(err error, otherwise string) string {
 // available.
 func apiServiceState(ctx context.Context, sd *Side, ref estate.Object) (string, error) {
 	u, err := sd.Get(ctx, ref)
-	if err == nil && u == nil {
-		err = fmt.Errorf("%s not found on %s", ref, sd.Name)
-	}
 	if err != nil {
-		return "", err
+		return "", err // a measurement error (Side.Get)
+	}
+	if u == nil {
+		return "", &result.Finding{Object: ref.String(), Field: fieldExists, Want: present, Got: absent}
 	}
 	state, ok := availability(u)
 	if ok {
 		return state, nil
 	}
-	return state, fmt.Errorf("APIService %s is Available=%s on %s", ref.Name, state, sd.Name)
+	return state, &result.Finding{Object: ref.String(), Field: fieldAvailable, Want: "True", Got: availableStatus(state), Detail: state}
+}
+
+// fieldAvailable is an APIService's Available condition's status:
+// "True", "False", or "none" before it has one.
+const fieldAvailable = "Available"
+
+// availableStatus is the status word of an availability state.
+func availableStatus(state string) string {
+	if w, _, _ := strings.Cut(state, " "); w == "True" || w == "False" || w == "Unknown" {
+		return w
+	}
+	return "none"
 }
 
 // availability reads an APIService's Available condition: "True
@@ -240,6 +254,7 @@ func availability(u *unstructured.Unstructured) (state string, ok bool) {
 // returns the state it reached (with how long it took).
 func waitAvailable(ctx context.Context, sd *Side, ref estate.Object, want bool, bound time.Duration) (string, error) {
 	start := time.Now()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	for {
@@ -250,12 +265,27 @@ func waitAvailable(ctx context.Context, sd *Side, ref estate.Object, want bool, 
 		select {
 		case <-ctx.Done():
 			if state == "" {
-				return "", fmt.Errorf("%s on %s: %v", ref, sd.Name, err)
+				// The last read failed or found no object: that is what
+				// the wait measured.
+				return "", err
 			}
-			return "", fmt.Errorf("%s is still %s on %s after %s, want Available=%v", ref.Name, state, sd.Name, bound, want)
+			if parent.Err() != nil {
+				return "", measure(sd, "wait for "+ref.String(), parent.Err())
+			}
+			// Read, and never the wanted state within the bound: a
+			// finding about the APIService, not a timeout of gauntlet's.
+			return "", &result.Finding{Object: ref.String(), Field: fieldAvailable, Want: availableWord(want), Got: availableStatus(state),
+				Detail: fmt.Sprintf("still %s on %s after %s", state, sd.Name, bound)}
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+func availableWord(want bool) string {
+	if want {
+		return "True"
+	}
+	return "False"
 }
 
 // discoverySettle bounds how long the discovery check asks again after a
@@ -269,6 +299,48 @@ const discoverySettle = 3 * time.Minute
 // asked again every 2 s for up to settle (a BREAK's measurement passes 0:
 // it asks once).
 func (r *Run) discover(ctx context.Context, sd *Side, ref estate.Object, settle time.Duration) (string, int, error) {
+	path, n, err := r.discoverRaw(ctx, sd, ref, settle)
+	return path, n, discoveryFinding(sd, ref, path, err)
+}
+
+// fieldDiscovery is what a GET of an APIService's group version answered:
+// "resources", "no resources", "server error" (5xx), "unauthorized" or
+// the status code.
+const fieldDiscovery = "discovery"
+
+// discoveryFinding sorts a discovery error: an answer of the API server
+// (a status, an empty list) is a finding about the APIService; a request
+// that got no answer is a measurement error.
+func discoveryFinding(sd *Side, ref estate.Object, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var st apierrors.APIStatus
+	var empty *emptyDiscovery
+	switch {
+	case errors.As(err, &empty):
+		return &result.Finding{Object: ref.String(), Field: fieldDiscovery, Want: "resources", Got: "no resources", Detail: err.Error()}
+	case errors.As(err, &st):
+		got := fmt.Sprint(st.Status().Code)
+		switch code := st.Status().Code; {
+		case code >= 500:
+			got = "server error"
+		case code == 401:
+			got = "unauthorized"
+		}
+		return &result.Finding{Object: ref.String(), Field: fieldDiscovery, Want: "resources", Got: got, Detail: "GET " + path + ": " + err.Error()}
+	}
+	return measure(sd, "GET "+path, err)
+}
+
+// emptyDiscovery is a discovery answer that lists no resources (or
+// another group version).
+type emptyDiscovery struct{ msg string }
+
+func (e *emptyDiscovery) Error() string { return e.msg }
+
+// discoverRaw is discover with the errors as the client returned them.
+func (r *Run) discoverRaw(ctx context.Context, sd *Side, ref estate.Object, settle time.Duration) (string, int, error) {
 	start := time.Now()
 	for asked := 1; ; asked++ {
 		path, n, err := r.discoverOnce(ctx, sd, ref)
@@ -321,7 +393,7 @@ func (r *Run) discoverOnce(ctx context.Context, sd *Side, ref estate.Object) (st
 		return path, 0, fmt.Errorf("GET %s on %s: %w", path, sd.Name, err)
 	}
 	if list.GroupVersion != group+"/"+version || len(list.APIResources) == 0 {
-		return path, 0, fmt.Errorf("APIService %s: GET %s on %s answered %q with %d resources", ref.Name, path, sd.Name, list.GroupVersion, len(list.APIResources))
+		return path, 0, &emptyDiscovery{fmt.Sprintf("APIService %s: GET %s on %s answered %q with %d resources", ref.Name, path, sd.Name, list.GroupVersion, len(list.APIResources))}
 	}
 	return path, len(list.APIResources), nil
 }

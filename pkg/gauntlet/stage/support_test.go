@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -24,5 +26,21 @@ func TestDiscoveryAsksAgainOnlyOnTransientErrors(t *testing.T) {
 		if got := transient(tc.err); got != tc.want {
 			t.Errorf("transient(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// An answer of the API server is a finding about the APIService; a GET
+// that got no answer is a measurement error, never a finding.
+func TestDiscoveryFindings(t *testing.T) {
+	sd := &Side{Name: "subject"}
+	ref := estate.Object{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService", Name: "v1beta1.metrics.k8s.io"}
+	p := result.Prediction{Object: ref.String(), Field: fieldDiscovery, Got: "server error"}
+	f := result.FindingsIn(discoveryFinding(sd, ref, "/apis/metrics.k8s.io/v1beta1", fmt.Errorf("GET: %w", apierrors.NewServiceUnavailable("backend down"))))
+	if len(f) != 1 || !p.Matches("c", "subject", f[0]) {
+		t.Errorf("a 503 is not the predicted finding: %+v", f)
+	}
+	err := discoveryFinding(sd, ref, "/apis/metrics.k8s.io/v1beta1", errors.New("dial tcp: connection refused to v1beta1.metrics.k8s.io"))
+	if len(result.FindingsIn(err)) != 0 || len(result.MeasurementErrorsIn(err)) != 1 {
+		t.Errorf("a GET with no answer is not a measurement error: %v", err)
 	}
 }

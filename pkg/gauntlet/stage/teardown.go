@@ -12,6 +12,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -83,18 +84,19 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}), fmt.Sprintf("%d on each side", n))
 	rec.NoBreak(destroyed, "the destroy runs once and cannot be undone; each object it had to remove is proven gone by the next check and its BREAK")
 	left := func(ctx context.Context, sd *Side) error {
-		present, err := sd.Present(ctx, r.Objects)
+		still, err := sd.Present(ctx, r.Objects)
 		if err != nil {
 			return err
 		}
-		if len(present) > 0 {
-			return fmt.Errorf("%d objects survived on %s, e.g. %s", len(present), sd.Name, present[0].Ref)
+		fs := make([]*result.Finding, len(still))
+		for i, o := range still {
+			fs[i] = &result.Finding{Address: o.Address, Object: o.Ref.String(), Field: fieldExists, Want: absent, Got: present}
 		}
-		return nil
+		return result.Findings(fs...)
 	}
 	rec.Check(noneLeft, r.both(ctx, left), "every object read by kind, namespace and name")
 	r.breakBoth(ctx, rec, Breaking{Name: "recreate", Corruption: "creates " + victim.Ref.String() + " again out of band",
-		Victim: victim.Ref.String(), Covers: []string{noneLeft}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Ref.String(), Covers: []string{noneLeft}, Predict: []result.Prediction{existsPredict(victim, present)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, victim.Ref, copies[sd.Name]) }); err != nil {
 			return nil, err
 		}
@@ -103,11 +105,14 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Check(active, r.both(ctx, func(ctx context.Context, sd *Side) error {
 		for _, ns := range r.Spec.WritesInto {
 			u, err := sd.Get(ctx, estate.Object{Version: "v1", Kind: "Namespace", Name: ns})
-			if err != nil || u == nil {
-				return fmt.Errorf("namespace %s on %s: %v", ns, sd.Name, cmpErr(err, "not found"))
+			if err != nil {
+				return err
+			}
+			if u == nil {
+				return &result.Finding{Object: "Namespace " + ns, Field: fieldExists, Want: present, Got: absent}
 			}
 			if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Active" {
-				return fmt.Errorf("namespace %s is %s on %s", ns, phase, sd.Name)
+				return &result.Finding{Object: "Namespace " + ns, Field: "status.phase", Want: "Active", Got: phase}
 			}
 		}
 		return nil
@@ -132,16 +137,13 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	compare := func(ctx context.Context, sd *Side) error {
 		after, err := baseline.Take(ctx, sd.Cluster.RESTConfig(), baseline.DefaultScope(r.Spec.WritesInto...))
 		if err != nil {
-			return err
+			return measure(sd, "read the baseline", err)
 		}
 		d := baseline.Compare(r.baseline(sd.Name), after)
 		r.mu.Lock()
 		diffs[sd.Name] = d
 		r.mu.Unlock()
-		if !d.Equal() {
-			return fmt.Errorf("baseline differs on %s: %s", sd.Name, d)
-		}
-		return nil
+		return baselineFindings(d)
 	}
 	rec.Check(intact, r.both(ctx, compare), r.baselineLine()+" as before cold deploy")
 	own, err := breakVictim(r.baseline("subject"), r.Spec.WritesInto)
@@ -150,7 +152,12 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	ownRef := estateObject(inventory.RefOf(own))
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_own", Corruption: "deletes " + victimName(own) + ", one of the namespace's own objects",
-		Victim: inventory.RefOf(own).String(), Covers: []string{intact}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: inventory.RefOf(own).String(), Covers: []string{intact},
+		// A deleted ConfigMap a controller publishes (kube-root-ca.crt)
+		// is back at once under a new uid: the deletion reads as the
+		// object replaced, else as absent.
+		Predict: []result.Prediction{{Object: inventory.RefOf(own).String(), Field: fieldExists, Got: absent},
+			{Object: inventory.RefOf(own).String(), Field: "uid", Got: "replaced"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		// The oracle's cluster has its own copy under the same name.
 		return sd.deleted(ctx, ownRef, func() (Measured, error) {
 			// A failed read of the world is the BREAK's error, not a proof.
@@ -158,16 +165,31 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			if err != nil {
 				return nil, err
 			}
-			var e error
-			if d := baseline.Compare(r.baseline(sd.Name), after); !d.Equal() {
-				e = fmt.Errorf("baseline differs on %s: %s", sd.Name, d)
-			}
-			return one(intact, e), nil
+			return one(intact, baselineFindings(baseline.Compare(r.baseline(sd.Name), after))), nil
 		})
 	})
 	rec.Claim([]string{destroyed, noneLeft, active, intact}, "apply -destroy removed exactly the %d remaining objects on each side; none is left on either cluster; %s are exactly as read before cold deploy - nothing vanished, appeared or changed - and stock's destroy on the oracle cluster passes the same comparison",
 		n, r.baselineLine())
 	return nil
+}
+
+// baselineFindings names every object of the baseline that vanished,
+// appeared, was replaced or changed, one finding each.
+func baselineFindings(d baseline.Diff) error {
+	var fs []*result.Finding
+	for _, ref := range d.Vanished {
+		fs = append(fs, &result.Finding{Object: ref.String(), Field: fieldExists, Want: present, Got: absent})
+	}
+	for _, ref := range d.Appeared {
+		fs = append(fs, &result.Finding{Object: ref.String(), Field: fieldExists, Want: absent, Got: present})
+	}
+	for _, ref := range d.Replaced {
+		fs = append(fs, &result.Finding{Object: ref.String(), Field: "uid", Want: unchanged, Got: "replaced"})
+	}
+	for _, c := range d.Changed {
+		fs = append(fs, splitMap(c.Object.String(), c.Path, c.Want, c.Got)...)
+	}
+	return result.Findings(fs...)
 }
 
 // teardownVictim is the object the teardown's BREAK creates again after

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 // The teardown of an estate whose roots keep their records in the
@@ -34,11 +35,11 @@ func (r *Run) checkStoodOnUntouched(ctx context.Context, rec *Recorder, before m
 	untouched := func(ctx context.Context, sd *Side) error {
 		now, err := takeStoodOn(ctx, sd)
 		if err != nil {
-			return err
+			return measure(sd, "read the records stood on", err)
 		}
 		var errs []error
 		for ns, snap := range before[sd.Name] {
-			errs = append(errs, recordstore.Unchanged(ns, snap, now[ns], ""))
+			errs = append(errs, snapshotFindings(ns, snap, now[ns], ""))
 		}
 		return errors.Join(errs...)
 	}
@@ -49,7 +50,7 @@ func (r *Run) checkStoodOnUntouched(ctx context.Context, rec *Recorder, before m
 	rec.Check(standsOnUntouched, r.both(ctx, untouched), "every Secret and Lease in "+strings.Join(names, ", ")+" by name and resourceVersion, before and after")
 	v := r.Subject.stoodOn()[0]
 	r.breakBoth(ctx, rec, Breaking{Name: "stood_on_written", Corruption: "annotates " + v.store.String() + " between the destroy and the comparison",
-		Victim: "Secret/" + v.store.SecretName(), Covers: []string{standsOnUntouched}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: "Secret/" + v.store.SecretName(), Covers: []string{standsOnUntouched}, Predict: []result.Prediction{secretMoved(v.store)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := annotated(ctx, sd, v.store)
 		if err != nil {
 			return nil, err
@@ -71,16 +72,18 @@ func (r *Run) checkReaderRefused(ctx context.Context, rec *Recorder, outputs map
 	refused := func(ctx context.Context, sd *Side) error {
 		call, err := sd.Engine.Run(ctx, []string{"plan", "-input=false", "-no-color"})
 		if err == nil {
-			return fmt.Errorf("%s's plan on %s ran: %s answered with the destroyed root's outputs", sd.Root.Name, sd.Name, source)
+			return &result.Finding{Address: source, Field: fieldReaderPlan, Want: refusedOnRead, Got: "ran", Detail: "answered with the destroyed root's outputs"}
 		}
 		if !strings.Contains(call.Output, source) {
-			return fmt.Errorf("%s's plan on %s failed without naming %s (exit %d, log %s)", sd.Root.Name, sd.Name, source, call.ExitCode, call.Log)
+			// The engine's own account of why the plan failed is read
+			// here, as the check's subject - never to judge a BREAK.
+			return &result.Finding{Address: source, Field: fieldReaderPlan, Want: refusedOnRead, Got: "failed elsewhere", Detail: fmt.Sprintf("exit %d, log %s", call.ExitCode, call.Log)}
 		}
 		return nil
 	}
 	rec.Check(readerRefused, r.both(ctx, refused), fmt.Sprintf("%s reads %s, which the teardown emptied", source, read.Records))
 	r.breakBoth(ctx, rec, Breaking{Name: "outputs_back", Corruption: "writes the destroyed root's outputs back into " + read.Records.String() + "'s record",
-		Victim: source, Covers: []string{readerRefused}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: source, Covers: []string{readerRefused}, Predict: []result.Prediction{{Address: source, Field: fieldReaderPlan, Got: "ran"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		undo, err := rewritten(ctx, sd, storeOf(&read.Records), func(st map[string]any) error {
 			st["outputs"] = outputs[sd.Name]
 			return nil
@@ -92,6 +95,12 @@ func (r *Run) checkReaderRefused(ctx context.Context, rec *Recorder, outputs map
 	})
 	return nil
 }
+
+// What the reader's plan does once the roots it reads are destroyed.
+const (
+	fieldReaderPlan = "plan of the reading root"
+	refusedOnRead   = "refused on this read"
+)
 
 // stoodOnOutputs reads the outputs of the first root the acted one reads,
 // before the teardown empties it.

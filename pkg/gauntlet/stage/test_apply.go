@@ -3,9 +3,9 @@ package stage
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func testApply() Stage {
@@ -23,12 +23,7 @@ func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		oracleNop = "the oracle's no-op apply"
 		untouched = "objects untouched on the cluster (uid and resourceVersion)"
 	)
-	assert := func(a engine.Applied) error {
-		if acted := a.Acted(); len(acted) > 0 || a.Added != 0 || a.Changed != 0 || a.Destroyed != 0 || a.Imported != 0 {
-			return fmt.Errorf("applied %s, want nothing: %s", a, strings.Join(acted, "; "))
-		}
-		return nil
-	}
+	assert := appliedNothing
 	before, err := r.versionsBoth(ctx, r.Objects)
 	if err != nil {
 		return err
@@ -55,7 +50,8 @@ func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 
 	victim := r.victim()
 	r.breakBoth(ctx, rec, Breaking{Name: "delete", Corruption: "deletes " + victim.Ref.String() + " out of band before the apply",
-		Victim: victim.Address, Covers: []string{noop}, OracleCovers: []string{oracleNop}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Address, Covers: []string{noop}, OracleCovers: []string{oracleNop},
+		Predict: []result.Prediction{appliedPredict(victim.Address, "creation")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
 			// This apply measures and, on an engine that sees the
 			// deletion, repairs; deleted puts the copy back otherwise.
@@ -74,7 +70,7 @@ func (s *testApplyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.Ref.String() + " out of band",
-		Victim: victim.Ref.String(), Covers: []string{untouched}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: victim.Ref.String(), Covers: []string{untouched}, Predict: []result.Prediction{versionPredict(victim)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, victim.Ref, func() (Measured, error) { return one(untouched, same(ctx, sd)), nil })
 	})
 	return nil

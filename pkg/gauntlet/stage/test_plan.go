@@ -11,6 +11,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 func testPlan() Stage {
@@ -52,8 +53,8 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		next     = "next plan empty"
 	)
 	assert := func(p *engine.Plan) error { return importsAll(p, imports) }
-	rec.Check(imported, errors.Join(assert(subj), assert(orc)), fmt.Sprintf("%d to import on each side", n))
-	rec.Check(same, sameShape(subj, orc), "stock's plan from the same position has the same shape")
+	rec.Check(imported, sides(imported, assert(subj), assert(orc)), fmt.Sprintf("%d to import on each side", n))
+	rec.Check(same, onSubject(sameShape(subj, orc)), "stock's plan from the same position has the same shape")
 	rec.Claim([]string{imported, same}, "with no state file and one import block per live object (%d), %s planned %s, stock %s on the oracle cluster the same",
 		n, r.Subject.Engine.Engine.Profile.Name, subj.Counts, orc.Counts)
 	if others := freshOthers(subj); len(others) > 0 {
@@ -66,7 +67,7 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 
 	dropped := imports[len(imports)-1]
 	r.breakBoth(ctx, rec, Breaking{Name: "drop_import", Corruption: "drops the import block for " + dropped.To,
-		Victim: dropped.To, Covers: []string{imported, same}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: dropped.To, Covers: []string{imported, same}, Predict: []result.Prediction{planPredict(dropped.To, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return sd.Engine.WriteImports(importsFile, imports[:len(imports)-1]) }); err != nil {
 			return nil, err
 		}
@@ -86,7 +87,7 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	bound := func(ctx context.Context, sd *Side, applied engine.Applied) error {
 		l, err := sd.Engine.StateList(ctx)
 		if err != nil {
-			return err
+			return measure(sd, "state list", err)
 		}
 		var want []string
 		for _, im := range imports {
@@ -97,7 +98,7 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	applied := map[string]engine.Applied{"subject": a, "oracle": o}
 	rec.Check(rebuilt, r.both(ctx, func(ctx context.Context, sd *Side) error { return bound(ctx, sd, applied[sd.Name]) }), a.String()+" on each side")
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + dropped.To + " from the rebuilt state",
-		Victim: dropped.To, Covers: []string{rebuilt}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Victim: dropped.To, Covers: []string{rebuilt}, Predict: []result.Prediction{{Address: dropped.To, Field: fieldState, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, dropped.To, func() (Measured, error) { return one(rebuilt, bound(ctx, sd, applied[sd.Name])), nil })
 	})
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Engine.WriteImports(importsFile, nil) }); err != nil {
@@ -111,14 +112,16 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 // importsAll asserts a plan imports every address of imports and creates
 // or destroys nothing, naming each address that breaks it.
 func importsAll(p *engine.Plan, imports []engine.Import) error {
-	var diffs []string
+	var fs []*result.Finding
+	wanted := map[string]bool{}
 	for _, im := range imports {
+		wanted[im.To] = true
 		c, ok := p.Find(im.To)
 		switch {
 		case !ok:
-			diffs = append(diffs, im.To+": not in the plan")
+			fs = append(fs, planFinding(im.To, "import", ""))
 		case !c.Importing:
-			diffs = append(diffs, im.To+": planned "+strings.Join(c.Actions, "+")+", not imported")
+			fs = append(fs, planFinding(im.To, "import", strings.Join(c.Actions, "+")))
 		}
 	}
 	// Resources of other providers (a null_resource) cannot be imported
@@ -129,16 +132,16 @@ func importsAll(p *engine.Plan, imports []engine.Import) error {
 			fresh++
 			continue
 		}
-		if slices.Contains(c.Actions, "create") || slices.Contains(c.Actions, "delete") {
-			diffs = append(diffs, c.Address+": "+strings.Join(c.Actions, "+"))
+		if !wanted[c.Address] && (slices.Contains(c.Actions, "create") || slices.Contains(c.Actions, "delete")) {
+			fs = append(fs, planFinding(c.Address, "", strings.Join(c.Actions, "+")))
 		}
 	}
-	if len(diffs) > 0 || p.Counts.Add != fresh || p.Counts.Destroy != 0 {
-		slices.Sort(diffs)
-		diffs = slices.Compact(diffs)
-		return fmt.Errorf("planned %s, want %d to import and nothing created or destroyed: %s", p.Counts, len(imports), strings.Join(diffs, "; "))
+	if len(fs) == 0 && (p.Counts.Add != fresh || p.Counts.Destroy != 0) {
+		fs = append(fs, &result.Finding{Address: "(the plan)", Field: fieldPlanCounts, Got: p.Counts.String(),
+			Want: fmt.Sprintf("%d to import, %d to add (other providers), none to destroy", len(imports), fresh)})
 	}
-	return nil
+	sortFindings(fs)
+	return result.Findings(fs...)
 }
 
 // freshOthers lists the creates of other providers' resources in a plan.
@@ -156,7 +159,8 @@ func freshOthers(p *engine.Plan) []string {
 func importedAll(a engine.Applied, n int) error {
 	_, other := splitActed(a.Acted())
 	if a.Imported != n || a.Added != len(other) || a.Destroyed != 0 {
-		return fmt.Errorf("applied %s, want %d imported and nothing added or destroyed", a, n)
+		return &result.Finding{Address: "(the apply)", Field: "apply counts", Got: a.String(),
+			Want: fmt.Sprintf("%d imported, %d added (other providers), none destroyed", n, len(other))}
 	}
 	return nil
 }
