@@ -639,6 +639,7 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 	calls0 := [2]int{r.Subject.Calls(), r.Oracle.Calls()}
 	time0 := [2]time.Duration{r.Subject.CallTime(), r.Oracle.CallTime()}
 	reqs0 := [2]int{r.Subject.Proxy.Total(), r.Oracle.Proxy.Total()}
+	seq0 := [2]int{r.Subject.Proxy.Seq(), r.Oracle.Proxy.Seq()}
 	plans0 := [2]planCount{plans.get(r.Subject.Engine.Kubeconfig), plans.get(r.Oracle.Engine.Kubeconfig)}
 	start := time.Now()
 	err := func() (err error) {
@@ -673,6 +674,12 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		err = nil // a finding about the engine, recorded as the check it fails
 	}
 	rec.Fill(&sr)
+	sr.Requests = map[string]map[string]int{}
+	for i, sd := range []*stage.Side{r.Subject, r.Oracle} {
+		if n := requestCounts(sd.Proxy.Since(seq0[i])); len(n) > 0 {
+			sr.Requests[sd.Name] = n
+		}
+	}
 	if reason, ok := stage.IsNotApplicable(err); ok {
 		sr.Verdict, sr.Reason = result.NotRun, reason
 		o.logger.Infof("stage %-20s not run: %s", st.ID(), reason)
@@ -694,6 +701,15 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		o.logger.Infof("stage %-20s %s in %s", st.ID(), sr.Verdict, sr.Duration.Round(100*time.Millisecond))
 	}
 	return sr
+}
+
+// requestCounts counts requests by verb and resource ("get configmaps").
+func requestCounts(reqs []wire.Request) map[string]int {
+	out := map[string]int{}
+	for _, q := range reqs {
+		out[q.Key().String()]++
+	}
+	return out
 }
 
 // planTally counts, per side (each side's workspaces share its

@@ -12,6 +12,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 )
 
 func TestCancellationNamesWhatStoppedTheRun(t *testing.T) {
@@ -101,5 +102,12 @@ func TestUndeclaredStageIsNotRunForTheEstateOnEveryEngine(t *testing.T) {
 		if want := v == "1.5.7"; strings.Contains(got, "needs removed blocks") != want {
 			t.Errorf("handoff on terraform %s for an estate with one: %q, want the missing capability named: %v", v, got, want)
 		}
+	}
+}
+
+func TestAStageCountsItsRequestsByVerbAndResource(t *testing.T) {
+	got := requestCounts([]wire.Request{{Verb: "get", Resource: "configmaps"}, {Verb: "list", Resource: "nonresource:/api"}, {Verb: "get", Resource: "configmaps"}})
+	if len(got) != 2 || got["get configmaps"] != 2 || got["list nonresource:/api"] != 1 {
+		t.Errorf("counts %v", got)
 	}
 }

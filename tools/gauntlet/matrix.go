@@ -24,7 +24,7 @@ func matrixCommand() cli.Command {
 		Summary: "run an estate with many pinned engines against one oracle and write the parity table",
 		Doc: "Builds the named pinned engines first (one at a time), then runs the estate once per engine against one oracle and " +
 			"writes the parity table - stage x engine, each fail naming the checks that differ, each not-run why - with the stages " +
-			"whose outcome changed between consecutive versions of one engine, to matrix.md, matrix.json and junit.xml, and each " +
+			"whose outcome changed between consecutive versions of one engine, to matrix.md, matrix.html, matrix.json and junit.xml, and each " +
 			"engine's own evidence in a folder per engine. The oracle runs once, recorded, and is replayed for the other engines " +
 			"unless --oracle-live. Exits 1 when any engine's run is not clear. With --all it does so for every estate, one after " +
 			"another, each into <out>/<estate>/, and writes <out>/index.md (exit 1 when any estate's matrix is not clear, 3 when the " +
@@ -43,7 +43,7 @@ func matrixCommand() cli.Command {
 			fs.StringVar(&f.engines, "engines", "", "the pinned engines to run, comma-separated `LIST` such as tofu@1.9.4,terraform@1.5.7, or all (required)")
 			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
 			fs.StringVar(&f.substrate, "substrate", "local", "where the clusters run, `NAME`: local or kind")
-			fs.StringVar(&f.out, "out", "", "the `DIR` to write matrix.md, matrix.json, junit.xml and one evidence folder per engine to; with --all, the folder holding one per estate and index.md (default: out/matrix/<estate>; with --all, out/matrix, or out/shards/matrix-I-of-N with --shard)")
+			fs.StringVar(&f.out, "out", "", "the `DIR` to write matrix.md, matrix.html, matrix.json, junit.xml and one evidence folder per engine to; with --all, the folder holding one per estate and index.md (default: out/matrix/<estate>; with --all, out/matrix, or out/shards/matrix-I-of-N with --shard)")
 			fs.StringVar(&f.stages, "stages", "", "run only these stages, comma-separated `IDS`, with the stages they depend on (default: all)")
 			fs.IntVar(&f.jobs, "jobs", 0, "engine runs at once, `N`, each with its own two clusters (default: one per two cores on local, 1 on kind)")
 			fs.BoolVar(&f.oracleLive, "oracle-live", false, "run the oracle live with every engine instead of once, recorded, and replayed for the others")
@@ -180,10 +180,10 @@ func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 		}
 		fmt.Println()
 	}
-	for _, p := range paths[:min(3, len(paths))] {
+	for _, p := range paths[:min(4, len(paths))] {
 		fmt.Println("wrote", p)
 	}
-	fmt.Printf("and %d evidence files, one folder per engine\n", max(0, len(paths)-3))
+	fmt.Printf("and %d evidence files, one folder per engine\n", max(0, len(paths)-4))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

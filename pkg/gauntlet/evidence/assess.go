@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -82,7 +83,7 @@ func (a assessment) verdictSentence() string {
 	if n := len(a.Aborted); n > 0 {
 		names := make([]string, n)
 		for i, s := range a.Aborted {
-			names[i] = fmt.Sprintf("%s after %d %s (%s)", s.Stage, s.Recorded, plural(s.Recorded, "check", "checks"), firstLine(s.Reason, 160))
+			names[i] = fmt.Sprintf("%s after %d %s (%s)", s.Stage, s.Recorded, plural(s.Recorded, "check", "checks"), oneline.First(s.Reason, 160))
 		}
 		parts = append(parts, fmt.Sprintf("%s %s aborted, so every check after the abort did not run: %s",
 			count(n), plural(n, "stage", "stages"), joinAnd(names)))

@@ -170,21 +170,6 @@ func sentence(s string) string {
 	return s + "."
 }
 
-// firstLine is the first non-empty line of s, cut to limit runes with an
-// ellipsis, for attributes that should stay short.
-func firstLine(s string, limit int) string {
-	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		if l = strings.TrimSpace(l); l != "" {
-			if utf8.RuneCountInString(l) > limit {
-				rs := []rune(l)
-				return string(rs[:limit]) + "…"
-			}
-			return l
-		}
-	}
-	return ""
-}
-
 // fence is a backtick fence longer than any backtick run in s, so s cannot
 // close its own code block.
 func fence(s string) string {

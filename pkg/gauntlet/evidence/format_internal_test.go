@@ -80,7 +80,4 @@ func TestProseAndSpans(t *testing.T) {
 	if got := sentence("done?"); got != "done?" {
 		t.Errorf("sentence kept punctuation badly: %q", got)
 	}
-	if got := firstLine("\n  first line is long\nsecond", 10); got != "first line…" {
-		t.Errorf("firstLine = %q", got)
-	}
 }

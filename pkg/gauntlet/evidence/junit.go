@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -158,10 +159,10 @@ func verdictCase(class, name string, v result.Verdict, detail, reason string) ju
 		c.Skipped = &junitSkipped{Message: reasonText(reason)}
 	case result.Limitation:
 		// Stock fails it the same way: not the engine's fail, not a pass.
-		c.Skipped = &junitSkipped{Message: "limitation: stock fails it the same way: " + orDefault(firstLine(detail, 200), "no detail recorded")}
+		c.Skipped = &junitSkipped{Message: "limitation: stock fails it the same way: " + orDefault(oneline.First(detail, 200), "no detail recorded")}
 	case result.Fail:
 		c.Failure = &junitFailure{
-			Message: orDefault(firstLine(detail, 200), "failed, no detail recorded"),
+			Message: orDefault(oneline.First(detail, 200), "failed, no detail recorded"),
 			Type:    "fail",
 			Text:    detail,
 		}

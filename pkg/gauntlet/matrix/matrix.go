@@ -30,6 +30,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
@@ -67,11 +68,28 @@ type Column struct {
 	Oracle string `json:"oracle,omitempty"`
 }
 
+// Subject is one column's engine, given as it is: a pinned engine or a
+// binary by path, under a label of the caller's choosing.
+type Subject struct {
+	// Label names the column ("build #2").
+	Label string
+	// Tool is the folder of the column's evidence; unique in a matrix.
+	Tool string
+	// Pin is a pinned engine spec ("tofu@1.12.6"), built on demand.
+	Pin string
+	// Path, when set, runs the binary at Path instead of a pinned one.
+	Path string
+}
+
 // Options configure Run.
 type Options struct {
 	// Engines are pinned engine specs ("tofu@1.9.4"); see
 	// toolchain.Pins.Engine.
 	Engines []string
+	// Subjects, when set, are the columns instead of Engines, in the
+	// order given, the same engine any number of times (repetitions);
+	// the first one run records the oracle's side. Default: Engines.
+	Subjects []Subject
 	// Oracle is a pinned engine spec; default "terraform" (the pinned
 	// terraform).
 	Oracle    string
@@ -178,7 +196,7 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	engines, orc, err := Resolve(pins, o.Engines, o.Oracle)
+	engines, orc, err := subjects(pins, o)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +229,7 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 	// run runs one column, replaying the oracle when the tape is recorded
 	// and running it again live if the replay diverged.
 	liveWhy := "live" // how a column without the tape has its oracle
-	run := func(i int, e toolchain.EngineRef, t *gauntlet.OracleTape) {
+	run := func(i int, e Subject, t *gauntlet.OracleTape) {
 		col := &m.Columns[i]
 		col.Oracle = liveWhy
 		switch {
@@ -220,16 +238,16 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 		case t != nil:
 			col.Oracle = "recorded"
 		}
-		o.Logger.Infof("matrix %d/%d: %s against %s (oracle %s)", i+1, len(engines), e, orc, col.Oracle)
+		o.Logger.Infof("matrix %d/%d: %s against %s (oracle %s)", i+1, len(engines), e.Label, orc, col.Oracle)
 		res, err := runOne(ctx, spec, o, e, orc, t)
 		if err != nil && errors.Is(err, gauntlet.ErrOracleDiverged) && ctx.Err() == nil {
-			o.Logger.Warnf("matrix: %s: %v; running it again with a live oracle", e, err)
-			col.Oracle = "live: the replay diverged (" + firstLine(err.Error(), 240) + ")"
+			o.Logger.Warnf("matrix: %s: %v; running it again with a live oracle", e.Label, err)
+			col.Oracle = "live: the replay diverged (" + oneline.First(err.Error(), 240) + ")"
 			res, err = runOne(ctx, spec, o, e, orc, nil)
 		}
 		if err != nil {
 			col.Error = err.Error()
-			o.Logger.Warnf("matrix: %s could not run: %v", e, err)
+			o.Logger.Warnf("matrix: %s could not run: %v", e.Label, err)
 			return
 		}
 		col.Run = res
@@ -238,12 +256,12 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 	todo := []int{}
 	for i, e := range engines {
 		col := &m.Columns[i]
-		*col = Column{Engine: e.String(), Tool: e.Tool}
+		*col = Column{Engine: e.Label, Tool: e.Tool}
 		if o.Reuse != nil {
 			if prev := o.Reuse(e.Tool); prev != nil {
 				col.Run, col.Reused = prev, true
 				note(prev)
-				o.Logger.Infof("matrix %d/%d: %s: the earlier run stands (same commit, binaries and stages)", i+1, len(engines), e)
+				o.Logger.Infof("matrix %d/%d: %s: the earlier run stands (same commit, binaries and stages)", i+1, len(engines), e.Label)
 				continue
 			}
 		}
@@ -252,7 +270,10 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 	// The recording run goes first and alone: the engine that can do the
 	// most, so that the fewest stages are left out of the recording.
 	if orcTape != nil && len(todo) > 1 {
-		first := recorder(engines, todo)
+		first := todo[0]
+		if len(o.Subjects) == 0 {
+			first = recorder(refs(pins, engines), todo)
+		}
 		if ctx.Err() == nil {
 			run(first, engines[first], orcTape)
 		}
@@ -262,7 +283,7 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 			o.Logger.Warnf("matrix: the recording run did not finish whole: every other engine runs with a live oracle")
 			orcTape, liveWhy = nil, "live: no whole recording to replay"
 		} else {
-			o.Logger.Infof("matrix: the oracle's side is recorded (%d answers) in the run with %s; the other %d engine(s) replay it", orcTape.Entries(), engines[first], len(todo))
+			o.Logger.Infof("matrix: the oracle's side is recorded (%d answers) in the run with %s; the other %d run(s) replay it", orcTape.Entries(), engines[first].Label, len(todo))
 		}
 	} else {
 		orcTape = nil
@@ -325,17 +346,21 @@ func ReplayJobs(substrate string) int {
 
 // runOne is one engine's gauntlet run (a panic in it is that engine's
 // error, not the matrix's end).
-func runOne(ctx context.Context, spec *estate.Spec, o Options, e, orc toolchain.EngineRef, t *gauntlet.OracleTape) (res *result.Run, err error) {
+func runOne(ctx context.Context, spec *estate.Spec, o Options, e Subject, orc toolchain.EngineRef, t *gauntlet.OracleTape) (res *result.Run, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("panic: %v", p)
 		}
 	}()
+	subject, engineFlag := gauntlet.WithEnginePin(e.Pin), e.Pin
+	if e.Path != "" {
+		subject, engineFlag = gauntlet.WithEngine(e.Path), e.Path
+	}
 	opts := []gauntlet.Option{
-		gauntlet.WithEnginePin(e.String()), gauntlet.WithOraclePin(orc.String()),
+		subject, gauntlet.WithOraclePin(orc.String()),
 		gauntlet.WithSubstrate(o.Substrate), gauntlet.WithOffline(o.Offline), gauntlet.WithCommit(o.Commit),
-		gauntlet.WithLogger(log.Prefixed(o.Logger, e.String()+" ")),
-		gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s", spec.Name, e, orc, o.Substrate)),
+		gauntlet.WithLogger(log.Prefixed(o.Logger, e.Label+" ")),
+		gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s", spec.Name, engineFlag, orc, o.Substrate)),
 	}
 	if o.CacheDir != "" {
 		opts = append(opts, gauntlet.WithCacheDir(o.CacheDir))
@@ -346,9 +371,51 @@ func runOne(ctx context.Context, spec *estate.Spec, o Options, e, orc toolchain.
 	if len(o.Stages) > 0 {
 		opts = append(opts, gauntlet.WithStages(o.Stages...),
 			gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s --stages %s",
-				spec.Name, e, orc, o.Substrate, strings.Join(o.Stages, ","))))
+				spec.Name, engineFlag, orc, o.Substrate, strings.Join(o.Stages, ","))))
 	}
 	return gauntlet.Run(ctx, spec, opts...)
+}
+
+// subjects are the matrix's columns: Options.Subjects as given, else
+// Options.Engines resolved and in pins order.
+func subjects(pins *toolchain.Pins, o Options) ([]Subject, toolchain.EngineRef, error) {
+	if len(o.Subjects) == 0 {
+		engines, orc, err := Resolve(pins, o.Engines, o.Oracle)
+		if err != nil {
+			return nil, orc, err
+		}
+		out := make([]Subject, len(engines))
+		for i, e := range engines {
+			out[i] = Subject{Label: e.String(), Tool: e.Tool, Pin: e.String()}
+		}
+		return out, orc, nil
+	}
+	orc, err := pins.Engine(orElse(o.Oracle, "terraform"))
+	if err != nil {
+		return nil, orc, fmt.Errorf("oracle: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, s := range o.Subjects {
+		switch {
+		case s.Label == "" || s.Tool == "":
+			return nil, orc, fmt.Errorf("subject %+v: needs a label and a folder", s)
+		case seen[s.Tool]:
+			return nil, orc, fmt.Errorf("subject folder %s is named twice", s.Tool)
+		case (s.Pin == "") == (s.Path == ""):
+			return nil, orc, fmt.Errorf("subject %s: give a pin or a path, one of them", s.Label)
+		}
+		seen[s.Tool] = true
+	}
+	return o.Subjects, orc, nil
+}
+
+// refs are the pinned engines of subjects made from Options.Engines.
+func refs(pins *toolchain.Pins, subjects []Subject) []toolchain.EngineRef {
+	out := make([]toolchain.EngineRef, len(subjects))
+	for i, s := range subjects {
+		out[i], _ = pins.Engine(s.Pin)
+	}
+	return out
 }
 
 // recorder picks, among the columns to run, the engine whose pinned

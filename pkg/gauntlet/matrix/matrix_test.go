@@ -201,3 +201,49 @@ func TestFigureChangesBetweenVersions(t *testing.T) {
 		t.Errorf("figure changes %+v", f)
 	}
 }
+
+func TestMatrixHTMLIsTheParityTableColouredWithCharts(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, `<tr class="row">`); n != 4 {
+		t.Errorf("%d summary rows, want one per engine", n)
+	}
+	for _, want := range []string{
+		`<td class="fail" title="plan imports every object: fail: planned 1 to add"><a href="tofu-1.8.11/evidence.md">fail</a>`,
+		`test_plan · tofu@1.8.11`, `could not run: engine terraform@1.9.5: build failed`,
+		`data-bars="10"`, // two stages ran x (four engines + stock)
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("matrix.html lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"http://", "https://", "<script", " src="} {
+		if strings.Contains(page, bad) {
+			t.Errorf("matrix.html is not self-contained: %q", bad)
+		}
+	}
+}
+
+func TestSubjectsAreTakenAsGivenAndChecked(t *testing.T) {
+	pins, err := toolchain.DefaultPins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := []Subject{{Label: "baseline #1", Tool: "baseline-1", Pin: "tofu@1.12.6"}, {Label: "build #1", Tool: "build-1", Path: "/bin/true"}}
+	got, orc, err := subjects(pins, Options{Subjects: ok})
+	if err != nil || len(got) != 2 || got[1].Path != "/bin/true" || orc.Engine != "terraform" {
+		t.Fatalf("subjects %+v, oracle %v: %v", got, orc, err)
+	}
+	for name, bad := range map[string][]Subject{
+		"a folder twice":    {ok[0], {Label: "again", Tool: "baseline-1", Pin: "tofu@1.12.6"}},
+		"both pin and path": {{Label: "x", Tool: "x", Pin: "tofu@1.12.6", Path: "/bin/true"}},
+		"no label":          {{Tool: "x", Pin: "tofu@1.12.6"}},
+	} {
+		if _, _, err := subjects(pins, Options{Subjects: bad}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
@@ -82,7 +82,7 @@ func Parity(m *Matrix) Table {
 			st, ok := findStage(c.Run, id)
 			switch {
 			case c.Run == nil:
-				cell.Verdict, cell.Why = result.NotRun, "the run could not happen: "+firstLine(c.Error, 200)
+				cell.Verdict, cell.Why = result.NotRun, "the run could not happen: "+oneline.First(c.Error, 200)
 			case !ok:
 				cell.Verdict, cell.Why = result.NotRun, "the run has no such stage"
 			default:
@@ -174,12 +174,12 @@ func stageCell(engine string, s result.Stage) Cell {
 	for _, ch := range s.Checks {
 		// A limitation fails on stock the same way: no difference.
 		if ch.Verdict != result.Pass && ch.Verdict != result.NotRun && ch.Verdict != result.Limitation {
-			c.Differs = append(c.Differs, Diff{Check: ch.Name, Detail: fmt.Sprintf("%s: %s", ch.Verdict, firstLine(ch.Detail, 200))})
+			c.Differs = append(c.Differs, Diff{Check: ch.Name, Detail: fmt.Sprintf("%s: %s", ch.Verdict, oneline.First(ch.Detail, 200))})
 		}
 	}
 	for _, br := range s.Breaks {
 		if br.EngineFinding {
-			c.Differs = append(c.Differs, Diff{Check: "BREAK " + br.Name, Detail: "engine finding: held on the subject, stock noticed it: " + firstLine(br.Detail, 160)})
+			c.Differs = append(c.Differs, Diff{Check: "BREAK " + br.Name, Detail: "engine finding: held on the subject, stock noticed it: " + oneline.First(br.Detail, 160)})
 		}
 	}
 	switch s.Verdict {
@@ -195,16 +195,16 @@ func stageCell(engine string, s result.Stage) Cell {
 		}
 		c.Why = fmt.Sprintf("%d checks as stock; %d of %d BREAKs proved", passed(s.Checks), proved, run)
 	case result.NotRun, result.Cancelled:
-		c.Why = firstLine(orElse(s.Reason, s.Detail), 200)
+		c.Why = oneline.First(orElse(s.Reason, s.Detail), 200)
 	case result.Limitation:
-		c.Why = "stock fails it the same way: " + firstLine(s.Detail, 200)
+		c.Why = "stock fails it the same way: " + oneline.First(s.Detail, 200)
 	default:
 		if len(c.Differs) > 0 {
 			c.Why = c.Differs[0].Check + ": " + c.Differs[0].Detail
 		} else {
 			// No check failed: the stage's machinery did (an engine call
 			// that errored), which its detail says last.
-			c.Why = lastSentence(s.Detail)
+			c.Why = oneline.Last(s.Detail, 200)
 			c.Differs = append(c.Differs, Diff{Check: "(stage)", Detail: c.Why})
 		}
 	}
@@ -266,7 +266,7 @@ func short(c Cell) string {
 		}
 		return fmt.Sprintf("%s (%s)", c.Verdict, strings.Join(names, "; "))
 	}
-	return fmt.Sprintf("%s (%s)", c.Verdict, firstLine(c.Why, 80))
+	return fmt.Sprintf("%s (%s)", c.Verdict, oneline.First(c.Why, 80))
 }
 
 // oracleFigures are the oracle's figures that repeat exactly run after
@@ -318,25 +318,4 @@ func orElse(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// lastSentence is the stage detail's last sentence, where the runner puts
-// "The stage could not finish: ...".
-func lastSentence(s string) string {
-	if i := strings.LastIndex(s, "The stage could not finish"); i >= 0 {
-		return firstLine(s[i:], 200)
-	}
-	return firstLine(s, 200)
-}
-
-func firstLine(s string, limit int) string {
-	for _, l := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		if l = strings.TrimSpace(l); l != "" {
-			if utf8.RuneCountInString(l) > limit {
-				return string([]rune(l)[:limit]) + "…"
-			}
-			return l
-		}
-	}
-	return ""
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -29,8 +30,11 @@ const (
 // returns the paths written. Everything is rendered before anything is
 // written. Renderers read the model only: no command, clock or network.
 func WriteAll(dir string, m *Matrix) ([]string, error) {
-	var md, js, ju bytes.Buffer
+	var md, js, ju, ht bytes.Buffer
 	if err := Markdown(&md, m); err != nil {
+		return nil, err
+	}
+	if err := HTML(&ht, m); err != nil {
 		return nil, err
 	}
 	if err := JSON(&js, m); err != nil {
@@ -46,7 +50,7 @@ func WriteAll(dir string, m *Matrix) ([]string, error) {
 	for _, f := range []struct {
 		name string
 		b    []byte
-	}{{MarkdownFile, md.Bytes()}, {JSONFile, js.Bytes()}, {JUnitFile, ju.Bytes()}} {
+	}{{MarkdownFile, md.Bytes()}, {JSONFile, js.Bytes()}, {JUnitFile, ju.Bytes()}, {HTMLFile, ht.Bytes()}} {
 		name, b := f.name, f.b
 		p := filepath.Join(dir, name)
 		if err := atomicfile.Write(p, b, 0o644); err != nil {
@@ -223,7 +227,7 @@ func Markdown(w io.Writer, m *Matrix) error {
 	b.WriteString("\n## Runs\n\n| engine | binary | verdict | time | evidence |\n|---|---|---|---|---|\n")
 	for _, col := range m.Columns {
 		if col.Run == nil {
-			fmt.Fprintf(&b, "| %s | - | could not run: %s | - | - |\n", col.Engine, cellEscape(firstLine(col.Error, 300)))
+			fmt.Fprintf(&b, "| %s | - | could not run: %s | - | - |\n", col.Engine, cellEscape(oneline.First(col.Error, 300)))
 			continue
 		}
 		s := col.Run.Subject
@@ -232,10 +236,10 @@ func Markdown(w io.Writer, m *Matrix) error {
 			reused = " (earlier run, reused)"
 		}
 		if col.Oracle != "" {
-			reused += "; oracle " + firstLine(col.Oracle, 120)
+			reused += "; oracle " + oneline.First(col.Oracle, 120)
 		}
 		fmt.Fprintf(&b, "| %s%s | %s sha256 %s | %s | %s | [%s](%s/%s) |\n", col.Engine, reused, cellEscape(s.Display), shortSHA(s.SHA256),
-			cellEscape(firstLine(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
+			cellEscape(oneline.First(evidence.Headline(col.Run), 160)), col.Run.Duration.Round(time.Second), col.Tool, col.Tool, evidence.MarkdownFile)
 	}
 	pace := fmt.Sprintf("%d at a time", max(1, m.Jobs))
 	if slices.ContainsFunc(m.Columns, func(col Column) bool { return col.Oracle == "recorded" }) {
@@ -254,9 +258,9 @@ func cellText(c Cell) string {
 	case result.Pass:
 		return "pass: " + cellEscape(c.Why)
 	case result.NotRun:
-		return "not run: " + cellEscape(firstLine(c.Why, 90))
+		return "not run: " + cellEscape(oneline.First(c.Why, 90))
 	case result.Limitation:
-		return "limitation: " + cellEscape(firstLine(c.Why, 90))
+		return "limitation: " + cellEscape(oneline.First(c.Why, 90))
 	}
 	if len(c.Differs) > 0 {
 		names := make([]string, 0, len(c.Differs))

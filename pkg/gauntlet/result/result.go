@@ -129,6 +129,12 @@ type Stage struct {
 	Breaks  []Break `json:"breaks,omitempty"`
 	// Figures are counts a stage measured, e.g. "subject.engine_calls".
 	Figures map[string]int `json:"figures,omitempty"`
+	// Requests break the figures' api_requests down: by side ("subject",
+	// "oracle"), the requests its engines sent through its wire proxy
+	// during the stage, counted by verb and resource ("get configmaps",
+	// "list nonresource:/openapi/v3"). Absent in runs made before it was
+	// recorded.
+	Requests map[string]map[string]int `json:"requests,omitempty"`
 }
 
 // Check is one assertion inside a stage. A passing check is proven only

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/compare"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/matrix"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
+)
+
+func compareCommand() cli.Command {
+	return cli.Command{
+		Name: "compare", Args: "<estate>... | --all", MinArgs: 0, MaxArgs: -1,
+		Summary: "run estates with an engine build and a baseline engine and report what the build changes",
+		Doc: "Runs each estate (on the local substrate) with the build and with the baseline, -n times each, alternating, the oracle's " +
+			"side recorded by the first baseline run and replayed for the others, and writes report.md, report.json and report.html " +
+			"with every run's evidence in <estate>/baseline-<i>/ and <estate>/build-<i>/. Every estate x stage is the same, new (the " +
+			"build introduced a difference: a verdict, a failing check's finding, the requests sent by verb and resource, or an exact " +
+			"figure), removed, shared (a limitation when estate.yaml says stock does it too) or unsteady; engine time is a ratio with " +
+			"its spread, flagged only outside it. Exits 1 when the build introduced a new difference, 3 when there is none but a run " +
+			"could not happen or a stage is unsteady (nothing is concluded about it). --shard I/N with --all takes only the I-th of N " +
+			"parts of the estates; each shard's report stands alone.",
+		Examples: []cli.Example{
+			{What: "your build against the last release on every estate", Command: "gauntlet compare --all --engine ./bin/tofu --baseline tofu@1.12.6"},
+			{What: "two pinned releases on one estate, one run a side (no time spread)", Command: "gauntlet compare corpus-k8s-metrics-server --engine tofu@1.11.5 --baseline tofu@1.12.6 -n 1"},
+			{What: "the first of four CI jobs (out/shards/compare-1-of-4)", Command: "gauntlet compare --all --shard 1/4 --engine ./bin/tofu --baseline tofu@1.12.6"},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var f compareFlags
+			f.tf.register(fs, false)
+			estates := registerEstates(fs)
+			fs.StringVar(&f.engine, "engine", "", "the build, `ENGINE`: the path of any Terraform-compatible CLI, or a pinned engine such as tofu@1.11.5 (required)")
+			fs.StringVar(&f.baseline, "baseline", "", "the baseline, a pinned `ENGINE` such as tofu@1.12.6 (required)")
+			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
+			fs.IntVar(&f.n, "n", 3, "runs of each side per estate, `N`: engine time is flagged only outside their spread")
+			out := fs.String("out", "", "the `DIR` to write report.md, report.json, report.html and <estate>/<side>-<i>/ evidence to (default: out/compare, or out/shards/compare-I-of-N with --shard)")
+			all := fs.Bool("all", false, "every estate in --estates")
+			var sh shard
+			fs.Var(&sh, "shard", "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin)")
+			return func(ctx context.Context, args []string) error {
+				if f.engine == "" || f.baseline == "" {
+					return cli.Usagef("compare", "--engine and --baseline are both required: the build and the engine it is compared with")
+				}
+				if f.n < 1 {
+					return cli.Usagef("compare", "-n %d: want at least 1 run a side", f.n)
+				}
+				if err := estateOrAll("compare", args, *all, sh); err != nil {
+					return err
+				}
+				f.shard, f.out = sh, *out
+				if f.out == "" {
+					f.out = filepath.Join("out", "compare")
+					if sh.N > 0 {
+						f.out = filepath.Join("out", "shards", fmt.Sprintf("compare-%d-of-%d", sh.I, sh.N))
+					}
+				}
+				if err := f.resolve(); err != nil {
+					return err
+				}
+				specs, err := compareEstates(*estates, args, *all, sh)
+				if err != nil {
+					return err
+				}
+				return runCompare(ctx, f, specs)
+			}
+		},
+	}
+}
+
+type compareFlags struct {
+	tf                       toolchainFlags
+	engine, baseline, oracle string
+	n                        int
+	out                      string
+	shard                    shard
+	// Set by resolve: the build as a matrix column, the baseline and the
+	// oracle as pinned engines.
+	build       matrix.Subject
+	base, orc   toolchain.EngineRef
+	buildPinned *toolchain.EngineRef
+}
+
+// resolve checks the engines named on the command line before anything
+// runs: an engine that is not pinned, or a build that is not an
+// executable file, is a usage error.
+func (f *compareFlags) resolve() error {
+	pins, err := toolchain.DefaultPins()
+	if err != nil {
+		return err
+	}
+	if f.base, err = pins.Engine(f.baseline); err != nil {
+		return cli.Usagef("compare", "--baseline: %w", err)
+	}
+	if f.orc, err = pins.Engine(f.oracle); err != nil {
+		return cli.Usagef("compare", "--oracle: %w", err)
+	}
+	if isEngineSpec(f.engine) {
+		ref, err := pins.Engine(f.engine)
+		if err != nil {
+			return cli.Usagef("compare", "--engine: %w", err)
+		}
+		f.build, f.buildPinned = matrix.Subject{Pin: f.engine}, &ref
+		return nil
+	}
+	p, err := filepath.Abs(f.engine)
+	if err != nil {
+		return fmt.Errorf("--engine %s: %w", f.engine, err)
+	}
+	if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return cli.Usagef("compare", "--engine %s: not an executable file (or name a pinned engine, e.g. tofu@1.11.5)", f.engine)
+	}
+	f.build = matrix.Subject{Path: p}
+	return nil
+}
+
+// compareEstates loads the estates compare runs, sorted by name: those
+// named, or with --all this shard's part of every estate in dir (the
+// split run, matrix and mutants use).
+func compareEstates(dir string, names []string, all bool, sh shard) ([]*estate.Spec, error) {
+	if all {
+		every, err := estate.List(dir)
+		if err != nil {
+			return nil, err
+		}
+		names = sh.pick(every)
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no estate in %s for --shard %s", dir, sh)
+		}
+	}
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	specs := make([]*estate.Spec, 0, len(names))
+	for _, name := range names {
+		spec, err := estate.Load(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+// runCompare runs every estate with the build and with the baseline, n
+// times each, the oracle's side recorded once per estate and replayed,
+// and writes report.md, report.json and report.html with every run's
+// evidence.
+func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error {
+	l := log.New(os.Stderr)
+	// The pinned engines are built (one at a time) before any run, so no
+	// run waits on a build and a build failure costs no run.
+	engines := []toolchain.EngineRef{f.base}
+	if f.buildPinned != nil {
+		engines = append(engines, *f.buildPinned)
+	}
+	for _, e := range engines {
+		if _, err := toolchain.Resolve(ctx, f.tf.options(l, toolchain.WithTools(e.Tool))...); err != nil {
+			return fmt.Errorf("engine %s: %w", e, err)
+		}
+	}
+	in := compare.Input{Engine: f.engine, Baseline: f.base.String(), Oracle: f.orc.String(), Shard: f.shard.String()}
+	start := time.Now()
+	commit := gitCommit(ctx)
+	for i, spec := range specs {
+		if ctx.Err() != nil {
+			break
+		}
+		l.Infof("compare %d/%d: %s", i+1, len(specs), spec.Name)
+		er, err := compareRuns(ctx, f, spec, commit, l)
+		if err != nil {
+			// The estate could not run at all: the report says so and
+			// the other estates still run.
+			l.Warnf("compare: %s: %v", spec.Name, err)
+			er.Build = []compare.Rep{{Error: err.Error()}}
+		}
+		in.Estates = append(in.Estates, er)
+	}
+	r, paths, err := compare.WriteAll(f.out, in)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("compare %s against %s: %d of %d estate(s), %d run(s) a side each, in %s\n", f.engine, f.base, len(in.Estates), len(specs), f.n, time.Since(start).Round(time.Second))
+	fmt.Println(r.Headline())
+	for _, d := range r.New {
+		fmt.Printf("  NEW %s · %s (%s): %s\n", d.Estate, d.Stage, d.Kind, d.What)
+	}
+	for _, d := range r.Timing {
+		fmt.Printf("  TIME %s · %s: %s\n", d.Estate, d.Stage, d.What)
+	}
+	for _, d := range r.Removed {
+		fmt.Printf("  REMOVED %s · %s: %s\n", d.Estate, d.Stage, d.What)
+	}
+	for _, p := range paths[:min(3, len(paths))] {
+		fmt.Println("wrote", p)
+	}
+	fmt.Printf("and %d evidence files, one folder per run\n", max(0, len(paths)-3))
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return compareOutcome(r)
+}
+
+// compareRuns runs one estate with the build and the baseline, n times
+// each, through the matrix.
+func compareRuns(ctx context.Context, f compareFlags, spec *estate.Spec, commit string, l log.Logger) (compare.EstateRuns, error) {
+	er := compare.EstateRuns{Name: spec.Name, Title: spec.Title, Findings: spec.Findings}
+	if err := ensureCorpus(ctx, spec, f.tf.cache, f.tf.offline, l); err != nil {
+		return er, err
+	}
+	// Sides alternate so that runs going at once pair a build with a
+	// baseline; the first baseline run records the oracle's side.
+	var subjects []matrix.Subject
+	for k := 1; k <= f.n; k++ {
+		subjects = append(subjects,
+			matrix.Subject{Label: fmt.Sprintf("baseline #%d", k), Tool: fmt.Sprintf("baseline-%d", k), Pin: f.base.String()},
+			matrix.Subject{Label: fmt.Sprintf("build #%d", k), Tool: fmt.Sprintf("build-%d", k), Pin: f.build.Pin, Path: f.build.Path})
+	}
+	m, err := matrix.Run(ctx, spec, matrix.Options{Subjects: subjects, Oracle: f.orc.String(), Substrate: "local", CacheDir: f.tf.cache,
+		Offline: f.tf.offline, Commit: commit, Logger: l})
+	if err != nil {
+		return er, err
+	}
+	for _, col := range m.Columns {
+		rep := compare.Rep{Run: col.Run, Error: col.Error, Dir: spec.Name + "/" + col.Tool}
+		if strings.HasPrefix(col.Tool, "build-") {
+			er.Build = append(er.Build, rep)
+		} else {
+			er.Baseline = append(er.Baseline, rep)
+		}
+	}
+	return er, nil
+}
+
+// compareOutcome is compare's exit: 1 when the build introduced a new
+// difference; else 3 when a run could not happen or a stage is unsteady,
+// since the comparison says nothing about those; else clear.
+func compareOutcome(r compare.Report) error {
+	if len(r.New) > 0 {
+		return cli.NotClear(fmt.Errorf("the build introduced %d new difference(s)", len(r.New)))
+	}
+	failed := 0
+	for _, e := range r.Estates {
+		failed += len(e.Errors)
+	}
+	if unsteady := r.Counts[compare.Unsteady]; failed > 0 || unsteady > 0 {
+		return fmt.Errorf("no new difference, but %d run(s) could not happen and %d stage(s) are unsteady: nothing is concluded about those", failed, unsteady)
+	}
+	return nil
+}
