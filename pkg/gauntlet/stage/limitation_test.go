@@ -22,9 +22,9 @@ func bothSides(subject, oracle error) error {
 
 // A check both sides fail with the same findings is a limitation stock
 // shares, not the engine's fail: the stage is neither failed nor passed,
-// and a BREAK covering only that check is excused (the check fails without
-// it). A check only the subject fails, a different finding on stock, or a
-// BREAK covering another check still fail the stage.
+// and what the shared behaviour keeps from proving is its consequence. A
+// check only the subject fails, a different finding on stock, or an engine
+// finding still fail the stage.
 func TestRecorderLimitation(t *testing.T) {
 	const drift, other = "the tamper is planned", "the plan is empty"
 	undetected := func() error {
@@ -48,7 +48,22 @@ func TestRecorderLimitation(t *testing.T) {
 		t.Errorf("check %+v", st.Checks[0])
 	}
 
-	// A BREAK aimed at a passing check that did not prove still fails it.
+	// Beside a limitation, a check left unproven (its BREAK needs the
+	// drift stock misses too) is the limitation's consequence: still a
+	// limitation, never a pass.
+	rec.Check(other, nil, "fine")
+	if rec.Failed() || !rec.Limited() {
+		t.Errorf("an unproven check beside a limitation: failed %v, limited %v", rec.Failed(), rec.Limited())
+	}
+	// An engine finding (held on the subject, proved on stock) is the
+	// engine's fail whatever else the stage holds.
+	rec.breaks = append(rec.breaks, result.Break{Name: "missed", Side: "subject", Outcome: result.Held, EngineFinding: true})
+	if !rec.Failed() {
+		t.Error("an engine finding beside a limitation did not fail the stage")
+	}
+	// Without a limitation, a BREAK aimed at a passing check that did not
+	// prove fails the stage.
+	rec = NewRecorder()
 	rec.Check(other, nil, "fine")
 	breakOn(rec, other)
 	if !rec.Failed() {

@@ -323,31 +323,35 @@ func (r *Recorder) settle() {
 // failing reports whether a check verdict is a failure of either kind.
 func failing(v result.Verdict) bool { return v == result.Fail || v == result.Limitation }
 
-// Failed reports whether any check failed or is unproven, or any subject
-// BREAK did not prove what it covers. A limitation is no failure of the
-// engine's, and a BREAK that covers only limitations cannot prove them:
-// they fail without it.
+// Failed reports whether the stage is the engine's fail: a check failed,
+// or a BREAK held on the subject where stock noticed it (an engine
+// finding); and, in a stage with no limitation, a check is unproven or a
+// subject BREAK did not prove. Where stock shares a failure (a
+// limitation), the checks it makes unprovable and the BREAKs it keeps
+// from proving (a second tamper stock misses too, a retamper of a world
+// the reconverging apply did not restore) are its consequence, not the
+// engine's: the stage is then a limitation, never a pass.
 func (r *Recorder) Failed() bool {
 	r.settle()
-	limited := map[string]bool{}
+	limited, unproven := false, false
 	for _, c := range r.checks {
 		switch c.Verdict {
 		case result.Pass, result.NotRun:
 		case result.Limitation:
-			limited[c.Name] = true
+			limited = true
+		case result.Unproven:
+			unproven = true
 		default:
 			return true
 		}
 	}
-	for _, b := range r.breaks {
-		if b.Side == "oracle" || b.Outcome == result.Proved {
-			continue
-		}
-		if len(b.Covers) == 0 || slices.ContainsFunc(b.Covers, func(c string) bool { return !limited[c] }) {
-			return true
-		}
+	if slices.ContainsFunc(r.breaks, func(b result.Break) bool { return b.EngineFinding }) {
+		return true
 	}
-	return false
+	if limited {
+		return false
+	}
+	return unproven || slices.ContainsFunc(r.breaks, func(b result.Break) bool { return b.Side != "oracle" && b.Outcome != result.Proved })
 }
 
 // Limited reports whether a check is a limitation stock shares.

@@ -1,0 +1,122 @@
+package gauntlet_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+)
+
+// sharedDriftRoot is a root written for this test: two ConfigMaps through
+// kubernetes_manifest, whose labels are what drift derives and tampers. The
+// kubernetes provider does not see a label changed out of band on a
+// manifest, so stock plans nothing either: a behaviour both sides share.
+const sharedDriftRoot = `
+resource "kubernetes_manifest" "cm" {
+  manifest = {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    metadata = {
+      name      = "shared-drift"
+      namespace = "default"
+      labels    = { tier = "probe" }
+    }
+    data = { mode = "probe" }
+  }
+}
+
+resource "kubernetes_manifest" "cm2" {
+  manifest = {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    metadata = {
+      name      = "shared-drift-2"
+      namespace = "default"
+      labels    = { tier = "probe" }
+    }
+    data = { mode = "probe" }
+  }
+}
+`
+
+// TestSharedDriftIsALimitation runs drift (and what it depends on) on the
+// local substrate over sharedDriftRoot. Both engines miss the tampered
+// label the same way, so drift must be a limitation - each failing check's
+// findings on both sides, and the run's assessment listing it among the
+// limitations, never among the engine's fails. Before the limitation
+// verdict drift failed here, blamed on the engine.
+func TestSharedDriftIsALimitation(t *testing.T) {
+	testenv.Toolchain(t)
+	dir := t.TempDir()
+	const name = "shared-drift"
+	est := filepath.Join(dir, name)
+	yaml := "name: " + name + "\ntitle: A drift stock does not see either\nfiles: [main.tf]\nnamespace: default\nwrites_into: [default]\n"
+	if err := os.MkdirAll(est, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, body := range map[string]string{"estate.yaml": yaml, "main.tf": sharedDriftRoot} {
+		if err := os.WriteFile(filepath.Join(est, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := estate.Load(dir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages("drift_reconverge"),
+		gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()), gauntlet.WithLogger(testenv.Logger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drift *result.Stage
+	var detail []string
+	for i, st := range res.Stages {
+		detail = append(detail, st.ID+": "+string(st.Verdict)+" "+st.Reason)
+		for _, c := range st.Checks {
+			detail = append(detail, "  "+c.Name+": "+string(c.Verdict)+" "+c.Detail)
+		}
+		for _, b := range st.Breaks {
+			detail = append(detail, "  BREAK "+b.Name+" ("+b.Side+"): "+string(b.Outcome)+" "+b.Detail)
+		}
+		if st.ID == "drift_reconverge" {
+			drift = &res.Stages[i]
+		}
+	}
+	if drift == nil {
+		t.Fatalf("no drift stage:\n%s", strings.Join(detail, "\n"))
+	}
+	if drift.Verdict != result.Limitation {
+		t.Fatalf("drift is %s, want limitation:\n%s", drift.Verdict, strings.Join(detail, "\n"))
+	}
+	a := res.Assess()
+	for _, f := range a.Failed {
+		if f.ID == drift.ID {
+			t.Errorf("drift counted among the engine's fails")
+		}
+	}
+	if len(a.Limitations) == 0 || a.Clear() {
+		t.Errorf("assessment: limitations %d, clear %v", len(a.Limitations), a.Clear())
+	}
+	for _, c := range drift.Checks {
+		if c.Verdict != result.Limitation {
+			continue
+		}
+		sides := map[string]int{}
+		for _, f := range c.Findings {
+			sides[f.Side]++
+		}
+		if sides["subject"] == 0 || sides["subject"] != sides["oracle"] {
+			t.Errorf("limitation %q has findings by side %v, want the same number on both", c.Name, sides)
+		}
+	}
+	t.Logf("drift is a limitation:\n%s", strings.Join(detail, "\n"))
+}
