@@ -581,6 +581,11 @@ func (src *Source) validate() error {
 	if src.Path != "" && !sha256RE.MatchString(src.SHA256) {
 		return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)
 	}
+	// The import reads the file at <commit>/<path> of a folder and caches
+	// it under the same: a path that climbs would read and write outside.
+	if src.Path != "" && (path.IsAbs(src.Path) || path.Clean(src.Path) != src.Path || src.Path == ".." || strings.HasPrefix(src.Path, "../")) {
+		return fmt.Errorf("source: path %q: a clean path inside the repository is required", src.Path)
+	}
 	seen := map[string]bool{}
 	for _, f := range src.Files {
 		if f.Path == "" || !sha256RE.MatchString(f.SHA256) {
