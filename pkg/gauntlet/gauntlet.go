@@ -33,6 +33,7 @@ type options struct {
 	commit      string
 	reproduce   string
 	keep        bool
+	failedLogs  string
 	only        []string
 	stopAfter   func(result.Stage) bool
 	sabotage    bool
@@ -78,6 +79,13 @@ func WithWorkDir(dir string) Option { return optionFunc(func(o *options) { o.wor
 // gauntlet process to clean up if this one is killed. Default:
 // runstate.DefaultDir(), where every gauntlet command looks.
 func WithStateDir(dir string) Option { return optionFunc(func(o *options) { o.stateDir = dir }) }
+
+// WithFailedLogs keeps the log of every engine call that fails in
+// dir/subject and dir/oracle, and the run's details cite those copies: the
+// work directory holding the logs is removed after the run. Some failures
+// are expected (a stale plan refused) and kept too. Default: none kept
+// (details cite the work directory, gone unless WithKeep).
+func WithFailedLogs(dir string) Option { return optionFunc(func(o *options) { o.failedLogs = dir }) }
 
 // WithKeep keeps the work directory (roots, states, logs). Default: false.
 func WithKeep(keep bool) Option { return optionFunc(func(o *options) { o.keep = keep }) }

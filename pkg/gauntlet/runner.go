@@ -112,6 +112,13 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	}
 	pre.subject.OnEveryStart(track)
 	pre.oracle.OnEveryStart(track)
+	if o.failedLogs != "" {
+		if o.failedLogs, err = filepath.Abs(o.failedLogs); err != nil {
+			return nil, err
+		}
+		pre.subject.KeepFailedLogs(filepath.Join(o.failedLogs, "subject"))
+		pre.oracle.KeepFailedLogs(filepath.Join(o.failedLogs, "oracle"))
+	}
 	plans := &planTally{byKubeconfig: map[string]planCount{}}
 	called := func(ws *engine.Workspace, c engine.Call) {
 		plans.add(ws, c)

@@ -141,6 +141,9 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 	opts := append([]gauntlet.Option{
 		gauntlet.WithLogger(l), gauntlet.WithOffline(p.tf.offline), gauntlet.WithKeep(p.keep),
 		gauntlet.WithCommit(commit), gauntlet.WithReproduce(p.reproduce),
+		// The run's details cite the failing calls' logs here, beside
+		// the evidence, not in the work directory that is removed.
+		gauntlet.WithFailedLogs(filepath.Join(p.out, "logs")),
 	}, sideOpts...)
 	if p.tf.cache != "" {
 		opts = append(opts, gauntlet.WithCacheDir(p.tf.cache))

@@ -153,6 +153,13 @@ func split(repo string) (string, string, error) {
 	if strings.Count(path, "/") != 1 {
 		return "", "", fmt.Errorf("repository %q: want https://host/owner/repo", repo)
 	}
+	// Each name is a folder of the cache and of an imported corpus: none
+	// may climb out of it or be empty.
+	for _, n := range append([]string{u.Host}, strings.Split(path, "/")...) {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `\`) {
+			return "", "", fmt.Errorf("repository %q: host, owner and repo must each name a folder (%q does not)", repo, n)
+		}
+	}
 	return u.Host, path, nil
 }
 

@@ -26,11 +26,57 @@ type Engine struct {
 	cliConfig string
 	started   func(pid int)
 	called    func(*Workspace, Call)
+	keep      string
+	keepMu    sync.Mutex
 }
 
 // OnEveryCall calls f after every call this Engine's workspaces make
 // (e.g. to tally plans per stage). Call it before any workspace runs.
 func (e *Engine) OnEveryCall(f func(*Workspace, Call)) { e.called = f }
+
+// KeepFailedLogs copies the log of every call that fails (exits non-zero
+// or cannot start) into dir, made on first use, and the call's error and
+// Call.Log cite the copy: a run's work directory, where the logs are
+// written, is gone after the run, its output folder is not. Call it before
+// any workspace runs. Default: the error cites the log where it was
+// written.
+func (e *Engine) KeepFailedLogs(dir string) { e.keep = dir }
+
+// keepLog copies the log at p into the keep folder and returns the
+// copy's path; a name taken already (two workspaces' calls of the same
+// number) gets a suffix.
+func (e *Engine) keepLog(p string) (string, error) {
+	e.keepMu.Lock()
+	defer e.keepMu.Unlock()
+	if err := os.MkdirAll(e.keep, 0o755); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	ext := filepath.Ext(p)
+	stem := strings.TrimSuffix(filepath.Base(p), ext)
+	for n := 1; ; n++ {
+		name := stem + ext
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d%s", stem, n, ext)
+		}
+		dst := filepath.Join(e.keep, name)
+		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(b); err != nil {
+			f.Close()
+			return "", err
+		}
+		return dst, f.Close()
+	}
+}
 
 // OnEveryStart calls f with the pid of every engine process this Engine's
 // workspaces start. Each leads its own process group, with the provider
@@ -113,7 +159,7 @@ type CallError struct {
 }
 
 func (e *CallError) Error() string {
-	return fmt.Sprintf("%s %s: %v (log: %s)%s", e.Engine, strings.Join(e.Call.Args, " "), e.Err, e.Call.Log, tail(e.Call.Output, 6))
+	return fmt.Sprintf("%s %s: %v (log: %s)%s", e.Engine, strings.Join(e.Call.Args, " "), e.Err, e.Call.Log, errorText(e.Call.Output))
 }
 
 func (e *CallError) Unwrap() error { return e.Err }
@@ -197,7 +243,7 @@ func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready
 	var standIn *standIn
 	if rec != nil {
 		if standIn, err = newStandIn(rec); err != nil {
-			return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+			return w.failed(call, err)
 		}
 		defer standIn.remove()
 		bin, argv = standIn.command()
@@ -217,7 +263,7 @@ func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready
 	cmd.WaitDelay = 30 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+		return w.failed(call, err)
 	}
 	if w.Engine.started != nil {
 		w.Engine.started(cmd.Process.Pid)
@@ -248,9 +294,22 @@ func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
+		return w.failed(call, err)
 	}
 	return call, nil
+}
+
+// failed is a call's failure: its log kept (KeepFailedLogs) and cited.
+func (w *Workspace) failed(call Call, err error) (Call, error) {
+	if w.Engine.keep != "" {
+		kept, kerr := w.Engine.keepLog(call.Log)
+		if kerr != nil {
+			err = fmt.Errorf("%w (its log was not kept: %v)", err, kerr)
+		} else {
+			call.Log = kept
+		}
+	}
+	return call, &CallError{Engine: w.Engine.Profile.Name, Call: call, Err: err}
 }
 
 // env is the whole environment of a call: nothing of the machine's own
@@ -287,14 +346,41 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 	return t.b.Write(p)
 }
 
-func tail(s string, n int) string {
+// tailLines is how much of an output with no diagnostic an error keeps:
+// the end of it, the whole being in the call's log.
+const tailLines = 40
+
+// errorText is what a failed call printed that explains it: everything
+// from the first "Error:" diagnostic (or Go "panic:") on, whole - a CLI
+// prints all its errors, each several lines long, and any one of them may
+// be the cause - or, when it printed neither (a signal, a timeout), the
+// output when short, else its last tailLines lines, saying so.
+func errorText(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	for i, l := range lines {
+		if isErrorLine(l) {
+			// A boxed diagnostic opens a line above its "Error:".
+			if i > 0 && strings.TrimSpace(lines[i-1]) == "╷" {
+				i--
+			}
+			return ":\n" + strings.TrimSpace(strings.Join(lines[i:], "\n"))
+		}
+	}
+	note := ""
+	if len(lines) > tailLines {
+		note = fmt.Sprintf("(the last %d of %d lines)\n", tailLines, len(lines))
+		lines = lines[len(lines)-tailLines:]
 	}
 	out := strings.TrimSpace(strings.Join(lines, "\n"))
 	if out == "" {
 		return ""
 	}
-	return ":\n" + out
+	return ":\n" + note + out
+}
+
+// isErrorLine reports whether l opens an error diagnostic, plain
+// (-no-color) or boxed, or a Go panic.
+func isErrorLine(l string) bool {
+	l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "│"))
+	return strings.HasPrefix(l, "Error: ") || strings.HasPrefix(l, "panic: ")
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,6 +133,53 @@ func TestRootThatDoesNotParse(t *testing.T) {
 	}
 	if engine.ExitCode(err) <= 0 {
 		t.Errorf("exit code %d", engine.ExitCode(err))
+	}
+}
+
+// A failed call's log is kept where KeepFailedLogs says and its error
+// cites the copy, which outlives the work directory; the error carries
+// every error the CLI printed, not its last lines.
+func TestFailedCallKeepsItsLogAndEveryError(t *testing.T) {
+	ws := testenv.Workspace(t, "tofu", `
+resource "kubernetes_config_map_v1" "a" {
+  metadata { name = "a" }
+  first_bogus = 1
+}
+resource "kubernetes_config_map_v1" "b" {
+  metadata { name = "b" }
+  second_bogus = 2
+}
+resource "kubernetes_config_map_v1" "c" {
+  metadata { name = "c" }
+  third_bogus = 3
+}
+`, "/nonexistent")
+	kept := filepath.Join(t.TempDir(), "out", "logs", "subject")
+	ws.Engine.KeepFailedLogs(kept)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := ws.Init(ctx)
+	if err == nil {
+		_, err = ws.Validate(ctx)
+	}
+	if err == nil {
+		t.Fatal("a root with three unsupported arguments validated")
+	}
+	var ce *engine.CallError
+	if !errors.As(err, &ce) || filepath.Dir(ce.Call.Log) != kept {
+		t.Fatalf("the error does not cite a log under %s: %v", kept, err)
+	}
+	if err := os.RemoveAll(ws.LogDir); err != nil {
+		t.Fatal(err)
+	}
+	b, rerr := os.ReadFile(ce.Call.Log)
+	if rerr != nil || !strings.Contains(string(b), "third_bogus") {
+		t.Errorf("the kept log %s: %v\n%s", ce.Call.Log, rerr, b)
+	}
+	for _, arg := range []string{"first_bogus", "second_bogus", "third_bogus", "log: " + ce.Call.Log} {
+		if !strings.Contains(err.Error(), arg) {
+			t.Errorf("the error lost %q: %v", arg, err)
+		}
 	}
 }
 

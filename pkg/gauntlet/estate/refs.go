@@ -357,12 +357,7 @@ func (tk *Taken) block(t Tree, root, dir string, b *hclsyntax.Block, ctx *hcl.Ev
 					case v.Type().Equals(cty.String):
 						u.Constraint = v.AsString() // the legacy shorthand: a constraint alone
 					case v.Type().IsObjectType():
-						if v.Type().HasAttribute("source") && v.GetAttr("source").Type().Equals(cty.String) {
-							u.Source = v.GetAttr("source").AsString()
-						}
-						if v.Type().HasAttribute("version") && v.GetAttr("version").Type().Equals(cty.String) {
-							u.Constraint = v.GetAttr("version").AsString()
-						}
+						u.Source, u.Constraint = stringAttr(v, "source"), stringAttr(v, "version")
 					}
 					tk.Providers = append(tk.Providers, u)
 				}
@@ -560,6 +555,19 @@ func evalContext(modRel string, bodies []*hclsyntax.Body) *hcl.EvalContext {
 	}
 	ctx.Variables["local"] = cty.ObjectVal(locals)
 	return ctx
+}
+
+// stringAttr is object v's attribute name when it is a known string, else
+// "" (a null string is a string too, and reading it panics).
+func stringAttr(v cty.Value, name string) string {
+	if !v.Type().HasAttribute(name) {
+		return ""
+	}
+	a := v.GetAttr(name)
+	if !a.Type().Equals(cty.String) || !a.IsKnown() || a.IsNull() {
+		return ""
+	}
+	return a.AsString()
 }
 
 func literalString(a *hclsyntax.Attribute) string {

@@ -373,7 +373,8 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 // Load reads and validates estates/<name>/estate.yaml under root.
 func Load(root, name string) (*Spec, error) {
 	dir := filepath.Join(root, name)
-	raw, err := os.ReadFile(filepath.Join(dir, "estate.yaml"))
+	file := filepath.Join(dir, "estate.yaml")
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		if os.IsNotExist(err) {
 			have, _ := List(root)
@@ -383,15 +384,15 @@ func Load(root, name string) (*Spec, error) {
 	}
 	s, err := Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("estate %s: %w", name, err)
+		return nil, fmt.Errorf("estate %s (%s): %w", name, file, err)
 	}
 	if s.Name != name {
-		return nil, fmt.Errorf("estate %s: estate.yaml names itself %q", name, s.Name)
+		return nil, fmt.Errorf("estate %s (%s): name: the estate names itself %q", name, file, s.Name)
 	}
 	s.Dir = dir
 	for _, f := range s.Files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			return nil, fmt.Errorf("estate %s: file %s: %w", name, f, err)
+			return nil, fmt.Errorf("estate %s (%s): files: %s: %w", name, file, f, err)
 		}
 	}
 	return s, nil
@@ -579,6 +580,11 @@ func (src *Source) validate() error {
 	}
 	if src.Path != "" && !sha256RE.MatchString(src.SHA256) {
 		return fmt.Errorf("source: sha256 %q is not 64 lowercase hex digits", src.SHA256)
+	}
+	// The import reads the file at <commit>/<path> of a folder and caches
+	// it under the same: a path that climbs would read and write outside.
+	if src.Path != "" && (path.IsAbs(src.Path) || path.Clean(src.Path) != src.Path || src.Path == ".." || strings.HasPrefix(src.Path, "../")) {
+		return fmt.Errorf("source: path %q: a clean path inside the repository is required", src.Path)
 	}
 	seen := map[string]bool{}
 	for _, f := range src.Files {

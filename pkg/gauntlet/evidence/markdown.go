@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -63,6 +64,7 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 
 	writeTable(b, r.Stages)
 	writeLimitations(b, r)
+	writeAborted(b, r.Stages)
 	writeChoices(b, r.Choices)
 	if s := runOrderLine(r); s != "" {
 		fmt.Fprintf(b, "%s\n\n", s)
@@ -143,6 +145,31 @@ func writeTable(b *strings.Builder, stages []result.Stage) {
 	b.WriteString("\n")
 }
 
+// couldNotFinish opens the part of a stage's detail the runner adds when
+// the stage stopped on an error.
+const couldNotFinish = "The stage could not finish: "
+
+// writeAborted shows the whole error of every stage that could not
+// finish, each folded: every error the engine printed can be the cause.
+func writeAborted(b *strings.Builder, stages []result.Stage) {
+	var aborted []result.Stage
+	for _, s := range stages {
+		if s.Aborted != "" {
+			aborted = append(aborted, s)
+		}
+	}
+	if len(aborted) == 0 {
+		return
+	}
+	b.WriteString("Stages that could not finish, each with its whole error:\n\n")
+	for _, s := range aborted {
+		text := strings.TrimSpace(s.Aborted)
+		f := fence(text)
+		fmt.Fprintf(b, "<details><summary>%s: %s</summary>\n\n%stext\n%s\n%s\n\n</details>\n\n",
+			prose(stageName(s)), prose(oneline.First(text, 160)), f, text, f)
+	}
+}
+
 // writeChoices lists what drift, rename, remove and plan approval acted
 // on, and whether gauntlet derived it from the root or estate.yaml wrote
 // it; a stage with no fitting choice says why.
@@ -197,7 +224,13 @@ func stageDetail(s result.Stage) string {
 	if s.Verdict == result.NotRun {
 		parts = append(parts, sentence("Not run: "+reasonText(s.Reason)))
 	}
-	if d := sentence(s.Detail); d != "" {
+	detail := s.Detail
+	if i := strings.Index(detail, couldNotFinish); i >= 0 && s.Aborted != "" {
+		// The whole error is folded under the table; the cell keeps its
+		// first line.
+		detail = detail[:i] + couldNotFinish + oneline.First(s.Aborted, 200) + " (the whole error is under the table)"
+	}
+	if d := sentence(detail); d != "" {
 		parts = append(parts, d)
 	} else if s.Verdict != result.NotRun {
 		parts = append(parts, "No detail recorded.")

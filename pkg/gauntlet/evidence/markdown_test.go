@@ -329,3 +329,32 @@ func TestMarkdownChoices(t *testing.T) {
 		}
 	}
 }
+
+// A stage that could not finish shows its whole error - every one of the
+// engine's errors - folded under the table, and its table cell the first
+// line; run.json keeps it whole in both detail and aborted.
+func TestMarkdownKeepsTheWholeAbortError(t *testing.T) {
+	whole := "tofu plan: exit status 1 (log: /out/logs/004-tofu-plan.log):\n" +
+		"Error: Unsupported argument\n\n  on main.tf line 3:\n\nAn argument named \"first\" is not expected here.\n\n" +
+		"Error: Unsupported argument\n\n  on main.tf line 7:\n\nAn argument named \"second\" is not expected here.\n\n" +
+		"Error: Missing required argument\n\nThe argument \"third\" is required, but no definition was found."
+	r := withStage(1, func(s *result.Stage) {
+		s.Verdict, s.Aborted = result.Fail, whole
+		s.Detail = "Took over 0 of 1. The stage could not finish: " + whole
+	})
+	var b bytes.Buffer
+	if err := evidence.Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`named "first"`, `named "second"`, `argument "third"`, "<details><summary>Migrate: tofu plan: exit status 1", "(the whole error is under the table)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lost %q:\n%s", want, page)
+		}
+	}
+	for _, l := range strings.Split(page, "\n") {
+		if strings.HasPrefix(l, "| Migrate") && strings.Contains(l, "second") {
+			t.Errorf("the table cell carries the whole error: %s", l)
+		}
+	}
+}

@@ -539,8 +539,9 @@ func (hs *handoffSide) toPosition(ctx context.Context, addr, id string) error {
 	if err := hs.from.root.WriteFile(handoffFile, removed); err != nil {
 		return err
 	}
-	if a, err := hs.from.ws.Apply(ctx, engine.ApplyOptions{}); err != nil {
-		return fmt.Errorf("root %s forgets %s: %w (%s)", hs.from.name, addr, err, lastLines(a.Call.Output, 8))
+	if _, err := hs.from.ws.Apply(ctx, engine.ApplyOptions{}); err != nil {
+		// The engine's error carries every error it printed.
+		return fmt.Errorf("root %s forgets %s: %w", hs.from.name, addr, err)
 	}
 	if hs.after, err = recordstore.Raw(ctx, hs.cs, hs.from.store); err != nil {
 		return err

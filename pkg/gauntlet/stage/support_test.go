@@ -8,6 +8,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -42,5 +43,28 @@ func TestDiscoveryFindings(t *testing.T) {
 	err := discoveryFinding(sd, ref, "/apis/metrics.k8s.io/v1beta1", errors.New("dial tcp: connection refused to v1beta1.metrics.k8s.io"))
 	if len(result.FindingsIn(err)) != 0 || len(result.MeasurementErrorsIn(err)) != 1 {
 		t.Errorf("a GET with no answer is not a measurement error: %v", err)
+	}
+}
+
+// Every namespace left gone or terminating is named, not the first of
+// several.
+func TestInactiveNamespacesNamesEveryOne(t *testing.T) {
+	phase := func(p string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"kind": "Namespace", "status": map[string]any{"phase": p}}}
+	}
+	live := map[string]*unstructured.Unstructured{"default": phase("Active"), "apps": phase("Terminating"), "kube-system": phase("Active")}
+	err := inactiveNamespaces([]string{"default", "apps", "gone", "kube-system"}, func(ns string) (*unstructured.Unstructured, error) {
+		return live[ns], nil
+	})
+	var got []string
+	for _, f := range result.FindingsIn(err) {
+		got = append(got, f.Object+" "+f.Field+"="+f.Got)
+	}
+	want := []string{"Namespace apps status.phase=Terminating", "Namespace gone exists=absent"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	if err := inactiveNamespaces([]string{"default"}, func(string) (*unstructured.Unstructured, error) { return phase("Active"), nil }); err != nil {
+		t.Errorf("an Active namespace: %v", err)
 	}
 }

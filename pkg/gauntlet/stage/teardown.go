@@ -103,19 +103,9 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return undoing(one(noneLeft, left(ctx, sd)), nil, func() error { return sd.deleteAndWait(ctx, victim.Ref, 2*time.Minute) })
 	})
 	rec.Check(active, r.both(ctx, func(ctx context.Context, sd *Side) error {
-		for _, ns := range r.Spec.WritesInto {
-			u, err := sd.Get(ctx, estate.Object{Version: "v1", Kind: "Namespace", Name: ns})
-			if err != nil {
-				return err
-			}
-			if u == nil {
-				return &result.Finding{Object: "Namespace " + ns, Field: fieldExists, Want: present, Got: absent}
-			}
-			if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Active" {
-				return &result.Finding{Object: "Namespace " + ns, Field: "status.phase", Want: "Active", Got: phase}
-			}
-		}
-		return nil
+		return inactiveNamespaces(r.Spec.WritesInto, func(ns string) (*unstructured.Unstructured, error) {
+			return sd.Get(ctx, estate.Object{Version: "v1", Kind: "Namespace", Name: ns})
+		})
 	}), strings.Join(r.Spec.WritesInto, ", "))
 	rec.NoBreak(active, "no corruption can take a system namespace out of Active and bring it back; its contents are compared by the next check and its BREAK")
 	if r.RecordsLive() {
@@ -232,4 +222,24 @@ func victimName(u *unstructured.Unstructured) string {
 		return "nothing"
 	}
 	return "ConfigMap " + u.GetNamespace() + "/" + u.GetName()
+}
+
+// inactiveNamespaces names every namespace of names that get finds gone
+// or not Active - all of them, not the first.
+func inactiveNamespaces(names []string, get func(ns string) (*unstructured.Unstructured, error)) error {
+	var fs []*result.Finding
+	for _, ns := range names {
+		u, err := get(ns)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			fs = append(fs, &result.Finding{Object: "Namespace " + ns, Field: fieldExists, Want: present, Got: absent})
+			continue
+		}
+		if phase, _, _ := unstructured.NestedString(u.Object, "status", "phase"); phase != "Active" {
+			fs = append(fs, &result.Finding{Object: "Namespace " + ns, Field: "status.phase", Want: "Active", Got: phase})
+		}
+	}
+	return result.Findings(fs...)
 }
