@@ -34,12 +34,26 @@ type redactingLogger struct {
 	r *redactor
 }
 
+// A line with nothing to redact goes on as the caller wrote it, format
+// and arguments (a logger may read them: a test cancels a run when it sees
+// "stage %s started" with the stage's name); only a redacted line is
+// passed as text.
 func (l redactingLogger) Infof(format string, args ...any) {
-	l.l.Infof("%s", l.r.text(fmt.Sprintf(format, args...)))
+	line := fmt.Sprintf(format, args...)
+	if red := l.r.text(line); red != line {
+		l.l.Infof("%s", red)
+		return
+	}
+	l.l.Infof(format, args...)
 }
 
 func (l redactingLogger) Warnf(format string, args ...any) {
-	l.l.Warnf("%s", l.r.text(fmt.Sprintf(format, args...)))
+	line := fmt.Sprintf(format, args...)
+	if red := l.r.text(line); red != line {
+		l.l.Warnf("%s", red)
+		return
+	}
+	l.l.Warnf(format, args...)
 }
 
 // redactRun takes every secret out of a run's result - stage details,
