@@ -176,6 +176,18 @@ func declared(spec *estate.Spec, s result.Stage) bool {
 		strings.HasPrefix(s.Reason, "needs ") // the engine lacks a capability (engine.Profile.Needs)
 }
 
+// knownSabotageDefects are the BREAKs whose measurement with the corruption
+// skipped is known not to hold in an untouched world, each with why: found
+// by this very test (issue 24 point 3) and not yet mended. A listed BREAK
+// may only be off_target there; one that holds, proves or cannot run fails
+// the test, so the list never outlives its defect.
+func knownSabotageDefects() map[string]string {
+	return map[string]string{
+		"day2_crash/delete_both":             "its check's predicate belongs to the first recovery apply (it created exactly the remainder): measured again on an untouched world, an apply creates nothing",
+		"plan_approval/delete_before_replan": "with the stage's earlier corruptions skipped the next plan updates the estate's ClusterRole: a sabotaged branch leaves a world unlike the real run's (not yet found)",
+	}
+}
+
 // breakKey names one BREAK of a run on one side: stage/BREAK@side.
 func breakKey(s result.Stage, b result.Break) string { return s.ID + "/" + b.Name + "@" + sideOf(b) }
 
@@ -209,11 +221,21 @@ func sabotageErrors(res *result.Run, proved map[string]bool) ([]string, map[stri
 	if !res.Sabotaged {
 		errs = append(errs, "the run is not marked sabotaged")
 	}
+	known := knownSabotageDefects()
 	for _, s := range res.Stages {
 		for _, b := range s.Breaks {
 			key := breakKey(s, b)
 			seen[key] = true
 			counts[sideOf(b)+" "+string(b.Outcome)]++
+			why, listed := known[s.ID+"/"+b.Name]
+			switch {
+			case listed && b.Outcome == result.OffTarget:
+				counts[sideOf(b)+" off_target (known: "+s.ID+"/"+b.Name+")"]++
+				continue
+			case listed:
+				errs = append(errs, fmt.Sprintf("BREAK %s is %s with its corruption skipped, but it is listed as a known sabotage defect (%s): remove it from knownSabotageDefects", key, b.Outcome, why))
+				continue
+			}
 			switch b.Outcome {
 			case result.Held:
 			case result.Proved:
