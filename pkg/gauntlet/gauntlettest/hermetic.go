@@ -25,6 +25,12 @@ func assertHermetic(t testing.TB) {
 	if err := loopbackUp(); err != nil {
 		t.Fatalf("$%s=1: %v", HermeticEnv, err)
 	}
+	// Bazel 7's test runner leaves $TMPDIR as the machine's (/tmp) where a
+	// remote executor gives the action's own: point it at the test's temp
+	// dir, for this process and every tool it starts, before asserting.
+	if tmp := os.Getenv("TEST_TMPDIR"); tmp != "" && !inside(tmp, os.Getenv("TMPDIR")) {
+		t.Setenv("TMPDIR", tmp)
+	}
 	if err := hermetic(os.Getenv("TEST_TMPDIR")); err != nil {
 		t.Fatalf("$%s=1, but the test is not hermetic: %v", HermeticEnv, err)
 	}
@@ -53,10 +59,22 @@ func hermetic(testTmp string) error {
 		if err != nil || os.Getenv(v) == "" {
 			return fmt.Errorf("$%s is unset", v)
 		}
-		rel, err := filepath.Rel(testTmp, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		if !inside(testTmp, p) {
 			return fmt.Errorf("$%s=%s is outside the test's temp dir %s", v, p, testTmp)
 		}
 	}
 	return nil
+}
+
+// inside reports whether path p is dir or under it.
+func inside(dir, p string) bool {
+	if p == "" {
+		return false
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, abs)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -22,3 +22,17 @@ func TestHermeticRefusesHomeOutsideTheTestTempDir(t *testing.T) {
 		t.Error("no $TEST_TMPDIR passed as hermetic")
 	}
 }
+
+func TestInside(t *testing.T) {
+	for _, c := range []struct {
+		dir, p string
+		want   bool
+	}{
+		{"/a/b", "/a/b", true}, {"/a/b", "/a/b/c", true}, {"/a/b", "/a", false},
+		{"/a/b", "/a/bc", false}, {"/a/b", "/tmp", false}, {"/a/b", "", false},
+	} {
+		if got := inside(c.dir, c.p); got != c.want {
+			t.Errorf("inside(%q, %q) = %v", c.dir, c.p, got)
+		}
+	}
+}
