@@ -31,11 +31,21 @@ func (s *Side) deleted(ctx context.Context, o estate.Object, measure func() (Mea
 	if err != nil || u == nil {
 		return nil, fmt.Errorf("read %s before deleting it: %v", o, cmpErr(err, "not found"))
 	}
-	if err := corrupt(ctx, func() error { return s.Delete(ctx, o) }); err != nil {
+	// The undo recreates only what the corruption deleted: in a sabotaged
+	// run the object was never deleted, and creating a Service again with
+	// its clusterIP is refused as "IP already allocated", not as
+	// AlreadyExists (the pair's sabotaged pass: could_not_run).
+	deletedIt := false
+	if err := corrupt(ctx, func() error { deletedIt = true; return s.Delete(ctx, o) }); err != nil {
 		return nil, err
 	}
 	m, err := measure()
-	return undoing(m, err, func() error { return s.Recreate(ctx, o, u) })
+	return undoing(m, err, func() error {
+		if !deletedIt {
+			return nil
+		}
+		return s.Recreate(ctx, o, u)
+	})
 }
 
 // breakLabel is the label a BREAK stamps on an object out of band.
