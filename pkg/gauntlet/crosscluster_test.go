@@ -72,15 +72,34 @@ resource "kubernetes_secret_v1" "db" {
 // oracle was asked for the subject's generated ConfigMap name, and the
 // token Secret's data and the password differed between clusters.
 func TestClusterWrittenFieldsPassColdDeploy(t *testing.T) {
+	res := runWrittenRoot(t, "cluster-written-fields", "Objects the cluster and a provider write", clusterWrittenRoot, "cold_deploy")
+	for _, st := range res.Stages {
+		if st.ID != "cold_deploy" {
+			continue
+		}
+		detail := stageLines(st)
+		if st.Verdict != result.Pass {
+			t.Fatalf("cold_deploy: %s %s\n%s", st.Verdict, st.Reason, strings.Join(detail, "\n"))
+		}
+		t.Logf("cold_deploy passed:\n%s", strings.Join(detail, "\n"))
+		return
+	}
+	t.Fatal("no cold_deploy stage in the result")
+}
+
+// runWrittenRoot writes root as main.tf of an estate named name (in the
+// default namespace) and runs the given stages, and what they depend on,
+// on the local substrate: for roots written for a test.
+func runWrittenRoot(t *testing.T, name, title, root string, stages ...string) *result.Run {
+	t.Helper()
 	testenv.Toolchain(t) // fail early, naming the command, if the toolchain is missing
 	dir := t.TempDir()
-	const name = "cluster-written-fields"
 	est := filepath.Join(dir, name)
-	yaml := "name: " + name + "\ntitle: Objects the cluster and a provider write\nfiles: [main.tf]\nnamespace: default\nwrites_into: [default]\n"
+	yaml := "name: " + name + "\ntitle: " + title + "\nfiles: [main.tf]\nnamespace: default\nwrites_into: [default]\n"
 	if err := os.MkdirAll(est, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for f, body := range map[string]string{"estate.yaml": yaml, "main.tf": clusterWrittenRoot} {
+	for f, body := range map[string]string{"estate.yaml": yaml, "main.tf": root} {
 		if err := os.WriteFile(filepath.Join(est, f), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -91,30 +110,26 @@ func TestClusterWrittenFieldsPassColdDeploy(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages("cold_deploy"),
+	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages(stages...),
 		gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()), gauntlet.WithLogger(testenv.Logger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range res.Stages {
-		if st.ID != "cold_deploy" {
-			continue
+	return res
+}
+
+// stageLines is a stage's checks (with their findings) and BREAKs, a line
+// each, for a failure message.
+func stageLines(st result.Stage) []string {
+	var lines []string
+	for _, c := range st.Checks {
+		lines = append(lines, c.Name+": "+string(c.Verdict)+" "+c.Detail)
+		for _, f := range c.Findings {
+			lines = append(lines, "  finding: "+f.Error())
 		}
-		var detail []string
-		for _, c := range st.Checks {
-			detail = append(detail, c.Name+": "+string(c.Verdict)+" "+c.Detail)
-			for _, f := range c.Findings {
-				detail = append(detail, "  finding: "+f.Error())
-			}
-		}
-		for _, b := range st.Breaks {
-			detail = append(detail, "BREAK "+b.Name+" ("+b.Side+"): "+string(b.Outcome)+" "+b.Detail)
-		}
-		if st.Verdict != result.Pass {
-			t.Fatalf("cold_deploy: %s %s\n%s", st.Verdict, st.Reason, strings.Join(detail, "\n"))
-		}
-		t.Logf("cold_deploy passed:\n%s", strings.Join(detail, "\n"))
-		return
 	}
-	t.Fatal("no cold_deploy stage in the result")
+	for _, b := range st.Breaks {
+		lines = append(lines, "BREAK "+b.Name+" ("+b.Side+"): "+string(b.Outcome)+" "+b.Detail)
+	}
+	return lines
 }

@@ -1,16 +1,9 @@
 package gauntlet_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -53,40 +46,11 @@ resource "kubernetes_manifest" "cm2" {
 // limitations, never among the engine's fails. Before the limitation
 // verdict drift failed here, blamed on the engine.
 func TestSharedDriftIsALimitation(t *testing.T) {
-	testenv.Toolchain(t)
-	dir := t.TempDir()
-	const name = "shared-drift"
-	est := filepath.Join(dir, name)
-	yaml := "name: " + name + "\ntitle: A drift stock does not see either\nfiles: [main.tf]\nnamespace: default\nwrites_into: [default]\n"
-	if err := os.MkdirAll(est, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for f, body := range map[string]string{"estate.yaml": yaml, "main.tf": sharedDriftRoot} {
-		if err := os.WriteFile(filepath.Join(est, f), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := estate.Load(dir, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages("drift_reconverge"),
-		gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()), gauntlet.WithLogger(testenv.Logger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runWrittenRoot(t, "shared-drift", "A drift stock does not see either", sharedDriftRoot, "drift_reconverge")
 	var drift *result.Stage
 	var detail []string
 	for i, st := range res.Stages {
-		detail = append(detail, st.ID+": "+string(st.Verdict)+" "+st.Reason)
-		for _, c := range st.Checks {
-			detail = append(detail, "  "+c.Name+": "+string(c.Verdict)+" "+c.Detail)
-		}
-		for _, b := range st.Breaks {
-			detail = append(detail, "  BREAK "+b.Name+" ("+b.Side+"): "+string(b.Outcome)+" "+b.Detail)
-		}
+		detail = append(append(detail, st.ID+": "+string(st.Verdict)+" "+st.Reason), stageLines(st)...)
 		if st.ID == "drift_reconverge" {
 			drift = &res.Stages[i]
 		}
