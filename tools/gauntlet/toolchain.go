@@ -30,8 +30,6 @@ type toolchainFlags struct {
 	cache   string
 	offline bool
 	tools   toolFlags
-	// extra are options a command's own flags add (toolchain --seed).
-	extra []toolchain.Option
 }
 
 // register declares --cache and --offline, and --tool when the command
@@ -61,7 +59,6 @@ func (f *toolchainFlags) options(l log.Logger, extra ...toolchain.Option) []tool
 	for name, path := range f.tools {
 		opts = append(opts, toolchain.WithBinary(name, path))
 	}
-	opts = append(opts, f.extra...)
 	return append(opts, extra...)
 }
 
@@ -86,19 +83,17 @@ func toolchainCommand() cli.Command {
 			seed := fs.String("seed", "", "import tools missing from the cache from `DIR`, a toolchain/ folder resolved from the same pins (such as ~/.cache/gauntlet/toolchain), each verified like a fresh build; a tool it lacks is built")
 			engines := fs.String("engines", "", "also resolve these pinned engines, comma-separated `LIST` such as tofu@1.9.4,terraform@1.5.7, or all; built one at a time; "+
 				toolchain.Unbuildable)
-			return func(ctx context.Context, _ []string) error {
-				if *seed != "" {
-					tf.extra = append(tf.extra, toolchain.WithSeed(*seed))
-				}
-				return resolveToolchain(ctx, &tf, *only, *engines)
-			}
+			return func(ctx context.Context, _ []string) error { return resolveToolchain(ctx, &tf, *only, *engines, *seed) }
 		},
 	}
 }
 
-func resolveToolchain(ctx context.Context, tf *toolchainFlags, only, engines string) error {
+func resolveToolchain(ctx context.Context, tf *toolchainFlags, only, engines, seed string) error {
 	l := log.New(os.Stderr)
 	var extra []toolchain.Option
+	if seed != "" {
+		extra = append(extra, toolchain.WithSeed(seed))
+	}
 	if only != "" {
 		extra = append(extra, toolchain.WithTools(strings.Split(only, ",")...))
 	}
