@@ -38,22 +38,17 @@ type redactingLogger struct {
 // and arguments (a logger may read them: a test cancels a run when it sees
 // "stage %s started" with the stage's name); only a redacted line is
 // passed as text.
-func (l redactingLogger) Infof(format string, args ...any) {
-	line := fmt.Sprintf(format, args...)
-	if red := l.r.text(line); red != line {
-		l.l.Infof("%s", red)
-		return
-	}
-	l.l.Infof(format, args...)
-}
+func (l redactingLogger) Infof(format string, args ...any) { l.pass(l.l.Infof, format, args...) }
 
-func (l redactingLogger) Warnf(format string, args ...any) {
+func (l redactingLogger) Warnf(format string, args ...any) { l.pass(l.l.Warnf, format, args...) }
+
+func (l redactingLogger) pass(logf func(string, ...any), format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	if red := l.r.text(line); red != line {
-		l.l.Warnf("%s", red)
+		logf("%s", red)
 		return
 	}
-	l.l.Warnf(format, args...)
+	logf(format, args...)
 }
 
 // redactRun takes every secret out of a run's result - stage details,
