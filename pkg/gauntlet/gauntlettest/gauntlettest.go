@@ -176,18 +176,6 @@ func declared(spec *estate.Spec, s result.Stage) bool {
 		strings.HasPrefix(s.Reason, "needs ") // the engine lacks a capability (engine.Profile.Needs)
 }
 
-// knownSabotageDefects are the BREAKs whose measurement with the corruption
-// skipped is known not to hold in an untouched world, each with why: found
-// by this very test (issue 24 point 3) and not yet mended. A listed BREAK
-// may be off_target there, or held (counted and said in the log); one that
-// proves or cannot run fails the test like any other.
-func knownSabotageDefects() map[string]string {
-	return map[string]string{
-		"day2_crash/delete_both":             "its check's predicate belongs to the first recovery apply (it created exactly the remainder): measured again on an untouched world, an apply creates nothing",
-		"plan_approval/delete_before_replan": "with the stage's earlier corruptions skipped the next plan updates the estate's ClusterRole: a sabotaged branch leaves a world unlike the real run's (not yet found)",
-	}
-}
-
 // breakKey names one BREAK of a run on one side: stage/BREAK@side.
 func breakKey(s result.Stage, b result.Break) string { return s.ID + "/" + b.Name + "@" + sideOf(b) }
 
@@ -221,26 +209,11 @@ func sabotageErrors(res *result.Run, proved map[string]bool) ([]string, map[stri
 	if !res.Sabotaged {
 		errs = append(errs, "the run is not marked sabotaged")
 	}
-	known := knownSabotageDefects()
 	for _, s := range res.Stages {
 		for _, b := range s.Breaks {
 			key := breakKey(s, b)
 			seen[key] = true
-			why, listed := known[s.ID+"/"+b.Name]
-			if listed && (b.Outcome == result.OffTarget || b.Outcome == result.Held) {
-				// Counted on its own, never with the BREAKs that hold for
-				// their reason. Held means mended or not reached in this
-				// world: said, not failed, so a defect that shows on one
-				// estate only cannot fail another's test; remove it from
-				// knownSabotageDefects once it holds everywhere.
-				counts[fmt.Sprintf("%s %s (listed as known: %s/%s)", sideOf(b), b.Outcome, s.ID, b.Name)]++
-				continue
-			}
 			counts[sideOf(b)+" "+string(b.Outcome)]++
-			if listed {
-				errs = append(errs, fmt.Sprintf("BREAK %s is %s with its corruption skipped, but it is listed as a known sabotage defect (%s): remove it from knownSabotageDefects", key, b.Outcome, why))
-				continue
-			}
 			switch b.Outcome {
 			case result.Held:
 			case result.Proved:

@@ -53,23 +53,3 @@ func TestSabotageErrors(t *testing.T) {
 		t.Errorf("a run not marked sabotaged: %v", errs)
 	}
 }
-
-// A known sabotage defect may be off_target or held (said in the counts);
-// proving or failing to run still fails the test.
-func TestSabotageKnownDefects(t *testing.T) {
-	run := func(o result.BreakOutcome) *result.Run {
-		return &result.Run{Sabotaged: true, Stages: []result.Stage{{ID: "day2_crash",
-			Breaks: []result.Break{{Name: "delete_both", Side: "subject", Outcome: o}}}}}
-	}
-	if errs, counts := sabotageErrors(run(result.OffTarget), nil); len(errs) != 0 || counts["subject off_target (listed as known: day2_crash/delete_both)"] != 1 || len(counts) != 1 {
-		t.Errorf("a known defect off target: %v %v, want it counted once, as known", errs, counts)
-	}
-	if errs, counts := sabotageErrors(run(result.Held), nil); len(errs) != 0 || counts["subject held (listed as known: day2_crash/delete_both)"] != 1 || len(counts) != 1 {
-		t.Errorf("a known defect that held: %v %v, want it counted once and said", errs, counts)
-	}
-	for _, o := range []result.BreakOutcome{result.Proved, result.CouldNotRun} {
-		if errs, _ := sabotageErrors(run(o), nil); len(errs) != 1 || !strings.Contains(errs[0], "remove it from knownSabotageDefects") {
-			t.Errorf("a known defect %s: %v", o, errs)
-		}
-	}
-}

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -108,12 +107,19 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	createdRemainder := func(a engine.Applied) error { return actedExactly(a, map[string]string{second.Address: "creation"}) }
 	rec.Check(recovery, sides(recovery, createdRemainder(a), createdRemainder(o)), a.String())
-	r.breakBoth(ctx, rec, Breaking{Name: "delete_both", Corruption: "deletes both " + first.Ref.String() + " and " + second.Ref.String() + " out of band, then applies",
+	// The check's predicate belongs to the recovery position (the remainder
+	// missing), so the BREAK first puts the world back there - deleting the
+	// remainder is the set-up, kept in a sabotaged run - and its corruption
+	// deletes the first object too: the apply must then create both.
+	r.breakBoth(ctx, rec, Breaking{Name: "delete_both", Corruption: "deletes " + first.Ref.String() + " out of band as well as the remainder " + second.Ref.String() + ", then applies",
 		Victim: first.Address, Covers: []string{recovery}, Predict: []result.Prediction{appliedPredict(first.Address, "creation")}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		if err := corrupt(ctx, func() error { return errors.Join(sd.Delete(ctx, first.Ref), sd.Delete(ctx, second.Ref)) }); err != nil {
+		if err := sd.Delete(ctx, second.Ref); err != nil {
 			return nil, err
 		}
-		// The apply measures and recreates both.
+		if err := corrupt(ctx, func() error { return sd.Delete(ctx, first.Ref) }); err != nil {
+			return nil, err
+		}
+		// The apply measures and recreates what is missing.
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
 		return one(recovery, createdRemainder(a)), err
 	})

@@ -166,12 +166,23 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err := label(sd, "again"); err != nil {
 			return nil, err
 		}
-		undoEdit := func() error { return label(sd, "yes") }
+		// A saved plan that applied (the corruption skipped, or an engine
+		// that ignores its state) set the label to "again" in the world:
+		// the undo applies the root again so the world is the root's.
+		var applied bool
+		undoEdit := func() error {
+			if err := label(sd, "yes"); err != nil || !applied {
+				return err
+			}
+			_, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
+			return err
+		}
 		if _, err := sd.Engine.Plan(ctx, engine.PlanOptions{Out: approvalPlan}); err != nil {
 			return undoing(nil, err, undoEdit)
 		}
 		m, err := sd.unbound(ctx, r.victim().Address, func() (Measured, error) {
 			o := outcome(sd.Engine.Apply(ctx, engine.ApplyOptions{PlanFile: approvalPlan}))
+			applied = o.applied
 			return Measured{promised: promise(o, false), oraclePromised: promise(o, false)}, nil
 		})
 		return undoing(m, err, undoEdit)
