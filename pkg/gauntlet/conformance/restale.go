@@ -30,6 +30,13 @@ func (n Need) Name() string { return n.Estate + "/" + n.Substrate }
 func StaleCells(w World, l *Ledger) ([]Need, error) {
 	type pair struct{ estate, substrate string }
 	stages := map[pair]map[string]bool{}
+	// reqs are the requirements that want a stage in a cell: a run of it
+	// is fresh only under each one's registry entry now, as status judges.
+	type at struct {
+		pair
+		stage string
+	}
+	reqs := map[at][]Requirement{}
 	for _, q := range w.Registry.Requirements {
 		for _, e := range q.Estates {
 			for _, s := range q.Substrates {
@@ -39,6 +46,7 @@ func StaleCells(w World, l *Ledger) ([]Need, error) {
 				}
 				for _, st := range w.Coverage.Stages[q.ID] {
 					stages[p][st] = true
+					reqs[at{p, st}] = append(reqs[at{p, st}], q)
 				}
 			}
 		}
@@ -62,7 +70,7 @@ func StaleCells(w World, l *Ledger) ([]Need, error) {
 					continue
 				}
 				ran = append(ran, r)
-				if in := l.Inputs[r.Run]; in != nil && len(Changed(in, now)) == 0 {
+				if in := l.Inputs[r.Run]; in != nil && len(staleBecause(in, now, reqs[at{p, st}]...)) == 0 {
 					fresh = true
 				}
 			}
@@ -73,7 +81,7 @@ func StaleCells(w World, l *Ledger) ([]Need, error) {
 				stale = append(stale, st)
 				if staleWhy == "" {
 					last := ran[len(ran)-1]
-					staleWhy = fmt.Sprintf("run %s is about another tree: changed since: %s", last.Run, summarise(Changed(l.Inputs[last.Run], now)))
+					staleWhy = fmt.Sprintf("run %s is about another tree: changed since: %s", last.Run, summarise(staleBecause(l.Inputs[last.Run], now, reqs[at{p, st}]...)))
 				}
 			}
 		}
@@ -88,6 +96,20 @@ func StaleCells(w World, l *Ledger) ([]Need, error) {
 	}
 	sort.Slice(needs, func(i, j int) bool { return needs[i].Name() < needs[j].Name() })
 	return needs, nil
+}
+
+// staleBecause lists why a run recorded with inputs then is no proof of
+// qs now: a registry entry of one of them changed since (see
+// RequirementChanged), or something the run ran did (see Changed). Empty
+// means it still speaks for them.
+func staleBecause(then, now *Inputs, qs ...Requirement) []string {
+	var out []string
+	for _, q := range qs {
+		if why := RequirementChanged(then, q); why != "" {
+			out = append(out, why)
+		}
+	}
+	return append(out, Changed(then, now)...)
 }
 
 func sortedKeys(m map[string]bool) []string {

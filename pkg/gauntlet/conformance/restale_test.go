@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,4 +73,43 @@ func (r *repo) verified() *Ledger {
 		r.t.Fatalf("ledger problems: %v", l.Problems)
 	}
 	return l
+}
+
+// TestStaleCellsFollowTheRegistry: `record --stale` re-proves what status
+// calls stale when a requirement's registry entry changes - the cells
+// that requirement needs, not another's - and runs recorded before
+// inputs.json kept the entries.
+func TestStaleCellsFollowTheRegistry(t *testing.T) {
+	r := newRepo(t)
+	strict := result.Stage{ID: "strict", Verdict: result.NotRun, Reason: "needs live mode", Requirements: []string{"GAUNT-LIVE-STRICT-01"}}
+	r.mustRecord(run{estate: "e1", substrate: "local", engine: pinnedTofu(), stages: []result.Stage{coldPass(), crashPass(), strict}})
+	r.mustRecord(run{estate: "e1", substrate: "kind", engine: pinnedTofu(), stages: []result.Stage{coldPass(), crashPass()}})
+	r.commit("record")
+	cells := func() []Need {
+		t.Helper()
+		needs, err := StaleCells(r.world(), r.verified())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return needs
+	}
+	if needs := cells(); len(needs) != 0 {
+		t.Fatalf("all recorded: %+v", needs)
+	}
+	reg := mustRead(t, filepath.Join(r.dir, "conformance/requirements.yaml"))
+	r.write("conformance/requirements.yaml", strings.Replace(reg, "statement: cold,", "statement: a cold deploy converges,", 1))
+	r.commit("reword cold")
+	needs := cells()
+	if len(needs) != 1 || needs[0].Name() != "e1/kind" || !strings.Contains(needs[0].Why, reqCold+"'s registry entry") {
+		t.Errorf("cold reworded (required on kind only): %+v, want e1/kind naming its entry", needs)
+	}
+
+	// Runs that kept no registry say nothing about any wording.
+	r = newRepo(t)
+	r.mustRecord(run{estate: "e1", substrate: "local", engine: pinnedTofu(), noRegistry: true, stages: []result.Stage{coldPass(), crashPass(), strict}})
+	r.mustRecord(run{estate: "e1", substrate: "kind", engine: pinnedTofu(), noRegistry: true, stages: []result.Stage{coldPass(), crashPass()}})
+	r.commit("record without the registry")
+	if needs := cells(); len(needs) != 2 || !strings.Contains(needs[0].Why, "predates") {
+		t.Errorf("runs without the registry: %+v, want both cells stale", needs)
+	}
 }

@@ -119,6 +119,9 @@ type run struct {
 	cancelled         bool
 	// clis are the engine pin keys the run used (none: today's pair).
 	clis []string
+	// noRegistry records it as runs were before inputs.json kept the
+	// registry entries.
+	noRegistry bool
 }
 
 func pinnedTofu() result.Engine {
@@ -154,6 +157,9 @@ func (r *repo) record(rn run) (string, error) {
 	in, err := tree.Inputs(rn.estate, rn.substrate, rn.selected, rn.clis...)
 	if err != nil {
 		r.t.Fatal(err)
+	}
+	if rn.noRegistry {
+		in.Requirements = nil
 	}
 	res := &result.Run{
 		Estate: result.Estate{Name: rn.estate}, Subject: rn.engine,

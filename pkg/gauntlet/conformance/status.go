@@ -387,11 +387,7 @@ func stageProof(q Requirement, stage string, rows []Row, inputs map[string]*Inpu
 		if then == nil || now == nil {
 			return nil
 		}
-		out := Changed(then, now)
-		if why := RequirementChanged(then, q); why != "" {
-			out = append([]string{why}, out...)
-		}
-		return out
+		return staleBecause(then, now, q)
 	}
 	var all, fresh []Row
 	unclaimed := ""
