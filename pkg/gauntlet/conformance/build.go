@@ -71,6 +71,12 @@ func CheckModule(ctx context.Context, dir string) error {
 // changes, differs - and its proof would be about code the inputs do not
 // name. Both builds are reproducible, and go run's is cached, so this
 // costs a link at most.
+//
+// Not the binary's embedded VCS stamp (debug.ReadBuildInfo's vcs.revision
+// and vcs.modified): `go run` never stamps one, nor does any build under
+// -buildvcs=false (a GOFLAGS setting some machines carry), and a stamp names a
+// commit without showing the binary was built from it alone - not with
+// other flags, a go.work or an edited dependency. The hash shows all of it.
 func CheckBinary(ctx context.Context, dir, exe string) error {
 	have, err := fileSHA(exe)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
+	"sigs.k8s.io/yaml"
 )
 
 // Git reads the checkout a proof is about. Every call is bounded.
@@ -145,6 +146,40 @@ func (g Git) commitExists(ctx context.Context) CommitExists {
 		}
 		seen[commit] = false
 		return false, nil
+	}
+}
+
+// registryAt reads the requirement IDs of the registry as committed at a
+// commit, once per commit. Only the IDs: the registry's schema has grown
+// since the first runs (estates, substrates), and a strict parse would
+// refuse what was valid then.
+func (g Git) registryAt(ctx context.Context) func(commit string) (map[string]bool, error) {
+	seen := map[string]map[string]bool{}
+	return func(commit string) (map[string]bool, error) {
+		if ids, ok := seen[commit]; ok {
+			return ids, nil
+		}
+		raw, ok, err := g.Show(ctx, commit, RegistryPath)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("commit %s has no %s", shortHash(commit), RegistryPath)
+		}
+		var reg struct {
+			Requirements []struct {
+				ID string `json:"id"`
+			} `json:"requirements"`
+		}
+		if err := yaml.Unmarshal(raw, &reg); err != nil {
+			return nil, fmt.Errorf("%s at %s: %w", RegistryPath, shortHash(commit), err)
+		}
+		ids := map[string]bool{}
+		for _, q := range reg.Requirements {
+			ids[q.ID] = true
+		}
+		seen[commit] = ids
+		return ids, nil
 	}
 }
 

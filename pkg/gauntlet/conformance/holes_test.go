@@ -3,12 +3,14 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
@@ -18,7 +20,9 @@ import (
 
 // TestLongLineIsAProblem: a line longer than any scanner buffer, followed
 // by a failing run, used to end the read there - the failure was never
-// seen and the gate passed. Every line is read; the long one is a problem.
+// seen and the gate passed. Every line is read; the long one is a problem
+// at its line, said in a few words (not 5 MiB of it), and one that is not
+// even JSON names the fix.
 func TestLongLineIsAProblem(t *testing.T) {
 	r := newRepo(t)
 	r.provenBoth()
@@ -32,25 +36,50 @@ func TestLongLineIsAProblem(t *testing.T) {
 	if len(lines) != 5 {
 		t.Fatalf("%d lines, want 5", len(lines))
 	}
-	huge := []byte(`{"v":2,"run":"` + strings.Repeat("x", 5<<20) + `"}`)
-	forged := append(bytes.Join(append(append(append([][]byte{}, lines[:4]...), huge), lines[4]), []byte("\n")), '\n')
-	if err := os.WriteFile(r.ledger(), forged, 0o644); err != nil {
-		t.Fatal(err)
+	for name, huge := range map[string][]byte{
+		"a row naming a 5 MiB run": []byte(`{"v":2,"run":"` + strings.Repeat("x", 5<<20) + `"}`),
+		"a 5 MiB line cut off":     []byte(`{"v":2,"run":"` + strings.Repeat("x", 5<<20)),
+	} {
+		forged := append(bytes.Join(append(append(append([][]byte{}, lines[:4]...), huge), lines[4]), []byte("\n")), '\n')
+		if err := os.WriteFile(r.ledger(), forged, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep := r.report()
+		var at []int
+		for _, p := range rep.Problems {
+			at = append(at, p.Line)
+		}
+		switch {
+		case len(at) == 0 || at[0] != 5:
+			t.Errorf("%s: problems at lines %v, want the long line 5 first", name, at)
+		case len(rep.Problems[0].String()) > 1000:
+			t.Errorf("%s: the problem is %d bytes long", name, len(rep.Problems[0].String()))
+		case strings.Contains(name, "cut off") && !strings.Contains(rep.Problems[0].What, "restore the ledger from git"):
+			t.Errorf("%s: the problem does not name the fix: %s", name, rep.Problems[0])
+		}
+		if g, _ := rep.Gate([]string{reqCrash}); g.Code != ExitFailed {
+			t.Errorf("%s: gate with a long line before a failing run: exit %d, want 1", name, g.Code)
+		}
+		if got := splitLines(append(append(huge, '\n'), lines[4]...)); len(got) != 2 || !bytes.Equal(got[1], lines[4]) {
+			t.Errorf("%s: split after a long line: %d lines", name, len(got))
+		}
 	}
-	rep := r.report()
-	var at []int
-	for _, p := range rep.Problems {
-		at = append(at, p.Line)
+}
+
+// TestLongValidLineIsRead: a row longer than any scanner buffer (a stage
+// reason of 5 MiB) is a row like any other, and the failing run recorded
+// after it still fails the gate.
+func TestLongValidLineIsRead(t *testing.T) {
+	r := newRepo(t)
+	long := result.Stage{ID: "strict", Verdict: result.NotRun, Reason: strings.Repeat("x", 5<<20), Requirements: []string{"GAUNT-LIVE-STRICT-01"}}
+	r.mustRecord(run{estate: "e1", substrate: "local", engine: pinnedTofu(), stages: []result.Stage{long}})
+	r.mustRecord(run{estate: "e1", substrate: "local", engine: pinnedTofu(), stages: []result.Stage{stg("day2_crash", result.Fail, []string{reqCrash})}})
+	r.commit("a long row, then a failure")
+	l := r.verified()
+	if len(l.Rows) != 2 || len(l.Rows[0].Reason) != 5<<20 {
+		t.Fatalf("%d rows, want the long one and the failure", len(l.Rows))
 	}
-	if len(at) == 0 || at[0] != 5 {
-		t.Errorf("problems at lines %v, want the long line 5 first", at)
-	}
-	if g, _ := rep.Gate([]string{reqCrash}); g.Code != ExitFailed {
-		t.Errorf("gate with a long line before a failing run: exit %d, want 1", g.Code)
-	}
-	if got := splitLines(append(append(huge, '\n'), lines[4]...)); len(got) != 2 || !bytes.Equal(got[1], lines[4]) {
-		t.Errorf("split after a long line: %d lines", len(got))
-	}
+	wantProof(t, r.report(), reqCrash, Failed, "ended fail")
 }
 
 // TestRuncPinIsKinds: gauntlet-runc runs every kind container, so its pin
@@ -119,6 +148,48 @@ func TestUnknownRequirementInRun(t *testing.T) {
 	}
 	if l, err := Verify(r.ledger(), r.runs()); err != nil || len(l.Rows) != 0 {
 		t.Errorf("rows %v, %v", l, err)
+	}
+}
+
+// TestUnknownRequirementInOldRun: a run that kept no registry of its own
+// (recorded before inputs.json did, or a folder written without one) is
+// checked against the registry committed at its commit once the ledger is
+// verified in its repository: a stage claiming an ID absent there is a
+// problem, not ignored; one claiming only known IDs verifies.
+func TestUnknownRequirementInOldRun(t *testing.T) {
+	r := newRepo(t)
+	verifyIn := func() *Ledger {
+		t.Helper()
+		l, err := VerifyIn(context.Background(), Git{Dir: r.dir}, r.ledger(), r.runs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	r.mustRecord(run{estate: "e1", substrate: "local", engine: pinnedTofu(), noRegistry: true, stages: []result.Stage{crashPass()}})
+	r.commit("an old-style run")
+	if l := verifyIn(); len(l.Problems) != 0 || len(l.Rows) != 1 {
+		t.Fatalf("an old-style run claiming a known requirement: problems %v, %d rows", l.Problems, len(l.Rows))
+	}
+	r.mustRecord(run{estate: "e1", substrate: "kind", engine: pinnedTofu(), noRegistry: true,
+		stages: []result.Stage{stg("day2_crash", result.Pass, []string{reqCrash, "GAUNT-NOPE-01"}, proved("x"))}})
+	r.commit("an old-style run claiming an unknown requirement")
+	l := verifyIn()
+	if len(l.Problems) != 1 || !strings.Contains(l.Problems[0].What, "GAUNT-NOPE-01") || !strings.Contains(l.Problems[0].What, "at its commit") || len(l.Rows) != 1 {
+		t.Errorf("problems %v, %d rows; want GAUNT-NOPE-01 named and only the first run's row", l.Problems, len(l.Rows))
+	}
+
+	// A first-format row, the same.
+	res := result.Run{Estate: result.Estate{Name: "e1"}, Commit: r.git("rev-parse", "HEAD"), StartedAt: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC),
+		Stages: []result.Stage{{ID: "day2_crash", Verdict: result.Pass, Requirements: []string{"GAUNT-OLD-01"}}}}
+	row := rowsV1(&res)[0]
+	rb, _ := json.Marshal(res)
+	line, _ := json.Marshal(row)
+	r.write(filepath.Join("conformance/runs", row.Run, RunJSON), string(rb))
+	r.write("conformance/runs/ledger.jsonl", string(line)+"\n")
+	r.commit("a first-format run claiming an unknown requirement")
+	if l := verifyIn(); len(l.Problems) != 1 || !strings.Contains(l.Problems[0].What, "GAUNT-OLD-01") || len(l.History) != 0 {
+		t.Errorf("a first-format row: problems %v, %d history rows; want GAUNT-OLD-01 named", l.Problems, len(l.History))
 	}
 }
 

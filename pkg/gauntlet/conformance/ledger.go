@@ -245,6 +245,9 @@ func Append(ledger, runsDir, id string) (int, error) {
 }
 
 func readRunFolder(runsDir, id string) (runJSON, inputsJSON []byte, err error) {
+	if len(id) > 255 {
+		return nil, nil, fmt.Errorf("a run id of %d bytes is not a folder name", len(id))
+	}
 	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
 		return nil, nil, fmt.Errorf("run id %q is not a folder name", id)
 	}
@@ -287,6 +290,11 @@ func splitLines(raw []byte) [][]byte {
 	return lines
 }
 
+// restoreFix is what to do about a ledger line that cannot be read: the
+// ledger is only ever appended to, by `run --record`, so git holds every
+// line as it was written.
+const restoreFix = "restore the ledger from git: it is written only by `gauntlet run --record`, never by hand"
+
 // Problem is a ledger line `status` refuses to believe.
 type Problem struct {
 	Line int    `json:"line"`
@@ -296,7 +304,8 @@ type Problem struct {
 
 func (p Problem) String() string {
 	if p.Run != "" {
-		return fmt.Sprintf("line %d (run %s): %s", p.Line, p.Run, p.What)
+		// A forged line's run may be megabytes long: a few words say it.
+		return fmt.Sprintf("line %d (run %s): %s", p.Line, clip([]byte(p.Run)), p.What)
 	}
 	return fmt.Sprintf("line %d: %s", p.Line, p.What)
 }
@@ -337,16 +346,64 @@ type CommitExists func(commit string) (bool, error)
 
 // VerifyIn is Verify in the repository g: a run whose folder names a
 // commit that does not exist there is a problem too (a folder copied
-// from another repository, or its commit made up).
+// from another repository, or its commit made up), and so is a run that
+// kept no registry of its own (recorded before inputs.json did) whose
+// stage claims a requirement the registry committed at its commit lacks.
 func VerifyIn(ctx context.Context, g Git, ledger, runsDir string) (*Ledger, error) {
 	lines, err := readLines(ledger)
 	if err != nil {
 		return nil, err
 	}
-	return verifyLines(lines, runsDir, g.commitExists(ctx)), nil
+	return verifyLines(lines, runsDir, &inRepo{exists: g.commitExists(ctx), registry: g.registryAt(ctx)}), nil
 }
 
-func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
+// inRepo is what VerifyIn asks of the repository a ledger is about; nil
+// (Verify) asks nothing.
+type inRepo struct {
+	exists CommitExists
+	// registry returns the requirement IDs of the registry as committed
+	// at a commit.
+	registry func(commit string) (map[string]bool, error)
+}
+
+// claim is the requirements one stage of a run claims.
+type claim struct {
+	stage string
+	ids   []string
+}
+
+// checkRun says why a run recorded at commit is not believed, or nil: its
+// commit must exist, and when the run kept no registry (kept false) every
+// requirement its stages claim must be in the registry at that commit. A
+// run that kept one is checked against it by BuildRows.
+func (r *inRepo) checkRun(commit string, claims []claim, kept bool) error {
+	if r == nil {
+		return nil
+	}
+	ok, err := r.exists(commit)
+	switch {
+	case err != nil:
+		return fmt.Errorf("its run names commit %s, which cannot be checked: %w", commit, err)
+	case !ok:
+		return fmt.Errorf("its run names commit %s, which does not exist in this repository: a run folder is recorded at a commit of this history, never copied or made up", commit)
+	case kept:
+		return nil
+	}
+	known, err := r.registry(commit)
+	if err != nil {
+		return fmt.Errorf("its run kept no registry, and the one at its commit cannot be read: %w", err)
+	}
+	for _, c := range claims {
+		for _, id := range c.ids {
+			if !known[id] {
+				return fmt.Errorf("stage %s claims requirement %s, which is not in the registry (%s) at its commit %s", c.stage, id, RegistryPath, shortHash(commit))
+			}
+		}
+	}
+	return nil
+}
+
+func verifyLines(lines [][]byte, runsDir string, repo *inRepo) *Ledger {
 	l := &Ledger{Inputs: map[string]*Inputs{}}
 	type built struct {
 		rows []Row
@@ -363,7 +420,7 @@ func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
 		thisPrev := prev
 		prev = line
 		if len(bytes.TrimSpace(line)) == 0 {
-			l.Problems = append(l.Problems, Problem{Line: n, What: "an empty line"})
+			l.Problems = append(l.Problems, Problem{Line: n, What: "an empty line; " + restoreFix})
 			continue
 		}
 		var probe struct {
@@ -371,7 +428,7 @@ func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
 			Run string `json:"run"`
 		}
 		if err := json.Unmarshal(line, &probe); err != nil {
-			l.Problems = append(l.Problems, Problem{Line: n, What: "not JSON: " + err.Error()})
+			l.Problems = append(l.Problems, Problem{Line: n, What: "not JSON (" + err.Error() + "); " + restoreFix})
 			continue
 		}
 		if probe.V == nil {
@@ -379,7 +436,7 @@ func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
 				l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: "a first-format row after current-format rows"})
 				continue
 			}
-			row, err := verifyV1(line, runsDir, v1, exists)
+			row, err := verifyV1(line, runsDir, v1, repo)
 			if err != nil {
 				l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: err.Error()})
 				continue
@@ -391,7 +448,7 @@ func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&row); err != nil {
-			l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: "not a ledger row: " + err.Error()})
+			l.Problems = append(l.Problems, Problem{Line: n, Run: probe.Run, What: "not a ledger row (" + err.Error() + "); " + restoreFix})
 			continue
 		}
 		if row.V != RowVersion {
@@ -416,11 +473,17 @@ func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
 				b.err = fmt.Errorf("no run folder to rebuild it from: %w", err)
 			} else if b.rows, err = BuildRows(row.Run, runJSON, inputsJSON); err != nil {
 				b.err = fmt.Errorf("its run folder does not rebuild: %w", err)
-			} else if b.err = checkCommit(exists, b.rows[0].Commit); b.err != nil {
-				b.rows = nil
 			} else {
 				in, _ := ParseInputs(inputsJSON)
-				l.Inputs[row.Run] = in
+				var claims []claim
+				for _, r := range b.rows {
+					claims = append(claims, claim{r.Stage, r.Requirements})
+				}
+				if b.err = repo.checkRun(b.rows[0].Commit, claims, in.Requirements != nil); b.err != nil {
+					b.rows = nil
+				} else {
+					l.Inputs[row.Run] = in
+				}
 			}
 			runs[row.Run] = b
 		}
@@ -446,21 +509,6 @@ func verifyLines(lines [][]byte, runsDir string, exists CommitExists) *Ledger {
 		}
 	}
 	return l
-}
-
-// checkCommit says why a run's commit is not believed, or nil.
-func checkCommit(exists CommitExists, commit string) error {
-	if exists == nil {
-		return nil
-	}
-	ok, err := exists(commit)
-	switch {
-	case err != nil:
-		return fmt.Errorf("its run names commit %s, which cannot be checked: %w", commit, err)
-	case !ok:
-		return fmt.Errorf("its run names commit %s, which does not exist in this repository: a run folder is recorded at a commit of this history, never copied or made up", commit)
-	}
-	return nil
 }
 
 // firstDiff names the first field where two encoded rows differ.

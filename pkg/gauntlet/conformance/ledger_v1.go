@@ -70,7 +70,7 @@ func rowsV1(run *result.Run) []RowV1 {
 }
 
 // verifyV1 checks a first-format line against its run folder's run.json.
-func verifyV1(line []byte, runsDir string, cache map[string][]RowV1, exists CommitExists) (RowV1, error) {
+func verifyV1(line []byte, runsDir string, cache map[string][]RowV1, repo *inRepo) (RowV1, error) {
 	var row RowV1
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -90,10 +90,14 @@ func verifyV1(line []byte, runsDir string, cache map[string][]RowV1, exists Comm
 		if err := json.Unmarshal(raw, &run); err != nil {
 			return row, fmt.Errorf("%s: %w", RunJSON, err)
 		}
-		if err := checkCommit(exists, run.Commit); err != nil {
+		rows = rowsV1(&run)
+		var claims []claim
+		for _, r := range rows {
+			claims = append(claims, claim{r.Stage, r.Requirements})
+		}
+		if err := repo.checkRun(run.Commit, claims, false); err != nil {
 			return row, err
 		}
-		rows = rowsV1(&run)
 		cache[row.Run] = rows
 	}
 	for _, r := range rows {
