@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -192,6 +193,14 @@ type runOpts struct {
 	started []func(*os.Process)
 	env     []string
 	watch   []io.Writer
+	accept  []int
+}
+
+// AcceptExit makes an exit with one of codes a success of the call, e.g.
+// plan -detailed-exitcode's 2 ("changes present"); the caller reads
+// Call.ExitCode.
+func AcceptExit(codes ...int) RunOption {
+	return func(o *runOpts) { o.accept = append(o.accept, codes...) }
 }
 
 // OnStart is called with the engine's process right after it starts, e.g.
@@ -289,6 +298,9 @@ func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready
 	w.mu.Unlock()
 	if w.Engine.called != nil {
 		w.Engine.called(w, call)
+	}
+	if err != nil && ctx.Err() == nil && slices.Contains(o.accept, call.ExitCode) {
+		err = nil
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -66,6 +66,9 @@ type Plan struct {
 	// Call is the plan call; Raw the parsed JSON.
 	Call Call
 	Raw  *tfjson.Plan
+	// ExitCode is the CLI's exit code: with DetailedExitcode, 0 for a plan
+	// without changes and 2 for one with changes, as the engine says.
+	ExitCode int
 }
 
 // Actionable returns the changes that do something: not no-op, not a
@@ -103,6 +106,9 @@ type PlanOptions struct {
 	Targets []string
 	// Destroy passes -destroy.
 	Destroy bool
+	// DetailedExitcode passes -detailed-exitcode: exit 2 (changes present)
+	// is then a success, recorded in Plan.ExitCode.
+	DetailedExitcode bool
 }
 
 // Plan runs plan -out and show -json of that file, and returns the parsed
@@ -124,6 +130,10 @@ func (w *Workspace) Plan(ctx context.Context, o PlanOptions, opts ...RunOption) 
 	for _, t := range o.Targets {
 		args = append(args, "-target="+t)
 	}
+	if o.DetailedExitcode {
+		args = append(args, "-detailed-exitcode")
+		opts = append(opts, AcceptExit(2))
+	}
 	call, err := w.Run(ctx, args, opts...)
 	if err != nil {
 		return nil, err
@@ -137,7 +147,7 @@ func (w *Workspace) Plan(ctx context.Context, o PlanOptions, opts ...RunOption) 
 		return nil, err
 	}
 	p := summarize(raw)
-	p.File, p.Printed, p.Call = o.Out, printed, call
+	p.File, p.Printed, p.Call, p.ExitCode = o.Out, printed, call, call.ExitCode
 	if p.Counts != p.Printed {
 		return p, &SummaryMismatch{Engine: w.Engine.Profile.Name, JSON: p.Counts, Printed: p.Printed, Log: call.Log}
 	}

@@ -94,3 +94,23 @@ func TestKeyString(t *testing.T) {
 		t.Errorf("Key.String() = %q", got)
 	}
 }
+
+func TestOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		a, b wire.Request
+		want bool
+	}{
+		{wire.Request{Seq: 1, Done: 1}, wire.Request{Seq: 2, Done: 2}, false}, // one after the other
+		{wire.Request{Seq: 1, Done: 2}, wire.Request{Seq: 2, Done: 3}, true},  // 2 taken in before 1 was sent
+		{wire.Request{Seq: 1}, wire.Request{Seq: 5, Done: 5}, true},           // 1 still in flight
+		{wire.Request{Seq: 3, Done: 4}, wire.Request{Seq: 4, Done: 4}, true},  // either order
+		{wire.Request{Seq: 3, Done: 3}, wire.Request{Seq: 3, Done: 3}, false}, // itself
+	} {
+		if got := wire.Overlap(tc.a, tc.b); got != tc.want {
+			t.Errorf("Overlap(%+v, %+v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		if got := wire.Overlap(tc.b, tc.a); got != tc.want {
+			t.Errorf("Overlap(%+v, %+v) = %v, want %v", tc.b, tc.a, got, tc.want)
+		}
+	}
+}

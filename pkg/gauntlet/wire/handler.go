@@ -59,6 +59,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	x := &exchange{entry: p.ledger.add(info)}
+	// Even when the response broke off: the request is over either way.
+	defer p.ledger.finish(x.entry)
 	finished := false
 	defer func() {
 		if x.release == nil {

@@ -30,6 +30,21 @@ type Request struct {
 	// upstream could not be reached, 401 for a client without the proxy's
 	// token; 0 until the status is known. An open watch has its 200.
 	Code int
+	// Done is the Seq of the last request the proxy had taken in when this
+	// one's response was sent in full (0 while it is in flight): a later
+	// request numbered at most Done was in flight at the same time.
+	Done int
+}
+
+// Overlap reports whether a and b were in flight at the same time: the
+// later one was taken in before the earlier one's response was sent (or
+// while it is still in flight). Counted in the proxy's own numbering, no
+// clock: two requests the engine sent one after the other never overlap.
+func Overlap(a, b Request) bool {
+	if a.Seq > b.Seq {
+		a, b = b, a
+	}
+	return a.Seq != b.Seq && (a.Done == 0 || b.Seq <= a.Done)
 }
 
 // Key is the request's counting key.
@@ -58,6 +73,13 @@ func (l *ledger) add(r Request) *Request {
 	}
 	l.counts[r.Key()]++
 	return e
+}
+
+// finish marks an entry's response as sent in full.
+func (l *ledger) finish(e *Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.Done = l.seq
 }
 
 // setCode sets an entry's status code and returns a copy of it.

@@ -197,7 +197,15 @@ func (p *Proxy) Fired() int {
 // traffic and the same trigger calls as the call it stands for.
 func (p *Proxy) Replay(reqs []Request) {
 	for _, r := range reqs {
+		old := r.Seq
 		e := p.ledger.add(r)
+		if r.Done != 0 {
+			// Renumbered as a block: what overlapped when recorded
+			// overlaps in the replay.
+			p.ledger.mu.Lock()
+			e.Done = r.Done + e.Seq - old
+			p.ledger.mu.Unlock()
+		}
 		sent := p.ledger.setCode(e, r.Code)
 		if r.Code/100 != 2 {
 			continue

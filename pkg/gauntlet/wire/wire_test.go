@@ -46,6 +46,62 @@ func TestProxy(t *testing.T) {
 	t.Run("TriggerHoldsNewRequests", func(t *testing.T) { testTriggerHolds(t, up, direct) })
 	t.Run("CreateBodiesPassUnchanged", func(t *testing.T) { testBodies(t, up, direct) })
 	t.Run("CloseEndsWatches", func(t *testing.T) { testClose(t, up) })
+	t.Run("OverlapSeesConcurrency", func(t *testing.T) { testOverlap(t, up, direct) })
+}
+
+// testOverlap: creates sent one after the other never overlap in the
+// proxy's numbering; eight sent at once from eight goroutines do.
+func testOverlap(t *testing.T, up *rest.Config, direct kubernetes.Interface) {
+	ctx := bound(t, time.Minute)
+	ns := namespace(t, ctx, direct, "overlap")
+	p := start(t, up)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := p.WriteKubeconfig(path); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side limiter between the goroutines
+	cms := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(ns)
+	overlaps := func(reqs []wire.Request) int {
+		n := 0
+		for i := range reqs {
+			for j := i + 1; j < len(reqs); j++ {
+				if wire.Overlap(reqs[i], reqs[j]) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	for i := range 4 {
+		if _, err := cms.Create(ctx, configMap(fmt.Sprintf("seq-%d", i), "v"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := overlaps(p.Log()); n != 0 {
+		t.Errorf("four creates one after the other: %d overlapping pairs, want 0 (%v)", n, p.Log())
+	}
+	mark := p.Seq()
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			if _, err := cms.Create(ctx, configMap(fmt.Sprintf("par-%d", i), "v"), metav1.CreateOptions{}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	if n := overlaps(p.Since(mark)); n == 0 {
+		t.Errorf("eight creates sent at once: no overlapping pair (%v)", p.Since(mark))
+	}
 }
 
 // testCounts drives ConfigMaps through a client built from the written
