@@ -47,6 +47,10 @@ func All() []Mutant {
 			"prints `Plan: N to add` with one more to add than the saved plan holds", []string{"migrate", "test_plan"}},
 		{"state-forgets", "state records every object an apply made or kept",
 			"runs `state rm` of one resource after every successful apply", []string{"test_plan", "drift_reconverge"}},
+		{"exit-code-lies", "plan -detailed-exitcode exits 2 when the plan has changes",
+			"turns the exit 2 of `plan -detailed-exitcode` into 0", []string{"cli_contract"}},
+		{"parallelism-ignored", "at -parallelism=1 an apply acts on one object at a time",
+			"drops `-parallelism=N` from every command, so the engine walks its graph at its default of 10", []string{"cli_contract"}},
 	}
 }
 

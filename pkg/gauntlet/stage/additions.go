@@ -27,6 +27,28 @@ resource "kubernetes_config_map_v1" "shard" {
 `, n, r.Spec.Prefix, r.Spec.Namespace)
 }
 
+// contractFile is the contract stage's ConfigMaps: independent, so an
+// engine may create them all at once unless told -parallelism=1.
+func contractFile(r *Run) string {
+	return fmt.Sprintf(`# Written by gauntlet's exit-code and parallelism stage.
+resource "kubernetes_config_map_v1" "contract" {
+  count = %d
+  metadata {
+    name      = "%s-contract-${count.index}"
+    namespace = %q
+  }
+  data = {
+    index = tostring(count.index)
+  }
+}
+`, contractCount, r.Spec.Prefix, r.Spec.Namespace)
+}
+
+func contractObject(r *Run, i int) Object {
+	return Object{Address: fmt.Sprintf("kubernetes_config_map_v1.contract[%d]", i), Type: "kubernetes_config_map_v1",
+		Ref: estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: fmt.Sprintf("%s-contract-%d", r.Spec.Prefix, i)}}
+}
+
 func shardObject(r *Run, i int) Object {
 	return Object{Address: fmt.Sprintf("kubernetes_config_map_v1.shard[%d]", i), Type: "kubernetes_config_map_v1",
 		Ref: estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: fmt.Sprintf("%s-shard-%d", r.Spec.Prefix, i)}}

@@ -78,7 +78,7 @@ func (m info) After() []string            { return m.after }
 func All() []Stage {
 	return []Stage{
 		coldDeploy(), migrate(), testPlan(), fenceStage(), testApply(), driftReconverge(),
-		day2Rename(), day2Remove(), day2Count(), day2Replace(), day2Crash(),
+		day2Rename(), day2Remove(), day2Count(), cliContract(), day2Replace(), day2Crash(),
 		planNoLocalState(), planApproval(), handoff(), day2Teardown(), greenfield(), strict(),
 	}
 }
@@ -87,7 +87,7 @@ func All() []Stage {
 func Canonical() []string {
 	return []string{
 		"cold_deploy", "migrate", "test_plan", "fence", "test_apply", "drift_reconverge",
-		"day2_rename", "day2_remove", "day2_count", "day2_replace", "day2_crash",
+		"day2_rename", "day2_remove", "day2_count", "cli_contract", "day2_replace", "day2_crash",
 		"handoff", "day2_teardown", "plan_approval", "greenfield", "strict", "plan_no_local_state",
 	}
 }

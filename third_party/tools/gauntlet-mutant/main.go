@@ -18,7 +18,7 @@ import (
 )
 
 // version is what --gauntlet-mutant-version prints; the toolchain checks it.
-const version = "gauntlet-mutant 1"
+const version = "gauntlet-mutant 2"
 
 const (
 	envMutation = "GAUNTLET_MUTANT"

@@ -129,6 +129,9 @@ func TestArgs(t *testing.T) {
 	if !has([]string{"apply", "-destroy"}, "-destroy") || has([]string{"apply"}, "-destroy") {
 		t.Error("has")
 	}
+	if got := withoutFlag(apply, "-parallelism"); !slices.Equal(got, []string{"apply", "-input=false", "-no-color", "approval.tfplan"}) {
+		t.Errorf("withoutFlag = %v", got)
+	}
 }
 
 func TestSplitDropsTheLastCreateOnly(t *testing.T) {
@@ -149,8 +152,8 @@ func TestSplitDropsTheLastCreateOnly(t *testing.T) {
 }
 
 func TestEveryMutationIsNamed(t *testing.T) {
-	want := []string{"destroy-leaks-one", "drop-one-create", "identity", "ignore-cbd", "ignore-import", "ignore-moved",
-		"lost-interrupt", "lying-summary", "no-refresh", "stale-plan-ok", "state-forgets"}
+	want := []string{"destroy-leaks-one", "drop-one-create", "exit-code-lies", "identity", "ignore-cbd", "ignore-import", "ignore-moved",
+		"lost-interrupt", "lying-summary", "no-refresh", "parallelism-ignored", "stale-plan-ok", "state-forgets"}
 	if got := names(); !slices.Equal(got, want) {
 		t.Errorf("mutations = %v, want %v (keep pkg/gauntlet/mutant's catalogue in step)", got, want)
 	}

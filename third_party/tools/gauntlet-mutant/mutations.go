@@ -19,17 +19,51 @@ type mutation func(c *call) (int, error)
 
 var mutations = map[string]mutation{
 	// identity breaks nothing: the planted survivor the matrix must report.
-	"identity":          func(c *call) (int, error) { return c.exec(c.args) },
-	"ignore-moved":      stripping(removeBlocks("moved")),
-	"ignore-import":     stripping(removeBlocks("import")),
-	"ignore-cbd":        stripping(dropCreateBeforeDestroy),
-	"no-refresh":        noRefresh,
-	"stale-plan-ok":     stalePlanOK,
-	"drop-one-create":   dropOneCreate,
-	"lost-interrupt":    lostInterrupt,
-	"destroy-leaks-one": destroyLeaksOne,
-	"lying-summary":     lyingSummary,
-	"state-forgets":     stateForgets,
+	"identity":            func(c *call) (int, error) { return c.exec(c.args) },
+	"ignore-moved":        stripping(removeBlocks("moved")),
+	"ignore-import":       stripping(removeBlocks("import")),
+	"ignore-cbd":          stripping(dropCreateBeforeDestroy),
+	"no-refresh":          noRefresh,
+	"stale-plan-ok":       stalePlanOK,
+	"drop-one-create":     dropOneCreate,
+	"lost-interrupt":      lostInterrupt,
+	"destroy-leaks-one":   destroyLeaksOne,
+	"lying-summary":       lyingSummary,
+	"state-forgets":       stateForgets,
+	"exit-code-lies":      exitCodeLies,
+	"parallelism-ignored": parallelismIgnored,
+}
+
+// exitCodeLies reports a plan with changes as one without: under
+// -detailed-exitcode its exit 2 becomes 0, so a pipeline gating on it
+// sees nothing to apply.
+func exitCodeLies(c *call) (int, error) {
+	if cmd, _ := command(c.args); cmd != "plan" || !has(c.args, "-detailed-exitcode") {
+		return c.exec(c.args)
+	}
+	code, err := c.run(c.args, os.Stdout, false)
+	if code == 2 {
+		code = 0
+	}
+	return code, err
+}
+
+// parallelismIgnored drops -parallelism=N, so the engine walks its graph
+// at its default of 10 whatever it was told.
+func parallelismIgnored(c *call) (int, error) {
+	return c.exec(withoutFlag(c.args, "-parallelism"))
+}
+
+// withoutFlag returns args without flag (as -flag=... or -flag).
+func withoutFlag(args []string, flag string) []string {
+	var out []string
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // stripping runs every command but version on the root with e applied to
