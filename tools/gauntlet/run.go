@@ -22,7 +22,7 @@ func runCommand() cli.Command {
 	return cli.Command{
 		Name: "run", Args: "<estate> | --all", MinArgs: 0, MaxArgs: 1,
 		Summary: "run an estate's gauntlet and write its evidence",
-		Doc: "Runs the estate through its life - cold deploy, migrate, replan, no-op apply, drift, rename, remove, count, replace, crash, " +
+		Doc: "Runs the estate through its life - cold deploy, migrate, replan, no-op apply, drift, rename, remove, count, exit codes and parallelism, replace, crash, " +
 			"teardown, plan-review-apply, greenfield - with the engine under test on one cluster and the pinned stock oracle on a second, " +
 			"every check proven by a BREAK. Resolves the toolchain and imports the estate's corpus files first (from $GAUNTLET_CORPUS_DIR, " +
 			"else ../shared/corpus, else a git fetch when online), prints each stage's verdict, and writes evidence.md, run.json and " +

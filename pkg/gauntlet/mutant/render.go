@@ -12,7 +12,8 @@ import (
 )
 
 // Markdown renders the matrix: the score, one row per mutant with the
-// stage that caught it and its first failed check, then mutant x stage.
+// stage that caught it, the check and the finding it caused, then mutant
+// x stage.
 func Markdown(m *Matrix) string {
 	var b strings.Builder
 	k, n := m.Score()
@@ -28,9 +29,9 @@ func Markdown(m *Matrix) string {
 	} else {
 		b.WriteString("Every mutant was caught by a stage it names.\n\n")
 	}
-	b.WriteString("| mutant | promise broken | expected | status | caught by | first failed check | detail |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| mutant | promise broken | expected | status | caught by | check | finding |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range m.Rows {
-		detail, check := r.Detail, r.Check
+		detail, check := r.Finding, r.Check
 		if r.Status != Killed {
 			detail = r.Why
 		}

@@ -46,6 +46,10 @@ const (
 	// Machinery: stages failed, but none by a check (an error, a BREAK
 	// that did not prove), or the run could not happen.
 	Machinery Status = "machinery"
+	// OtherCause: a stage it names failed a check, but with no finding of
+	// the kind the mutant causes (a cascade of an earlier failure, a
+	// check that failed for another reason): not a kill.
+	OtherCause Status = "other_cause"
 )
 
 // StageCell is one stage's cell with what decided it.
@@ -63,9 +67,11 @@ type Row struct {
 	Mutant
 	Status Status `json:"status"`
 	// KilledBy is the first expected stage that caught the mutant; Check
-	// and Detail are its first failed check, which names the victim.
+	// is the check that failed with the finding the mutant causes, and
+	// Finding that finding (the victim, the field, wanted and got).
 	KilledBy string `json:"killed_by,omitempty"`
 	Check    string `json:"check,omitempty"`
+	Finding  string `json:"finding,omitempty"`
 	Detail   string `json:"detail,omitempty"`
 	// Why explains any status but killed.
 	Why      string        `json:"why,omitempty"`
@@ -142,14 +148,19 @@ func Score(m Mutant, res *result.Run, runErr error) Row {
 		return row
 	}
 	row.Duration = res.Duration
-	var unrelated, broken []StageCell
+	var unrelated, broken, other []StageCell
 	for _, s := range res.Stages {
 		c := Classify(s)
 		row.Stages = append(row.Stages, c)
 		expected := slices.Contains(m.Expect, s.ID)
 		switch {
 		case c.Cell.caught() && expected && row.KilledBy == "":
-			row.KilledBy, row.Check, row.Detail = s.ID, c.Check, c.Detail
+			check, f, ok := m.caughtBy(s)
+			if !ok {
+				other = append(other, c)
+				continue
+			}
+			row.KilledBy, row.Check, row.Detail, row.Finding = s.ID, check, c.Detail, f
 		case c.Cell.caught() && !expected:
 			unrelated = append(unrelated, c)
 		case c.Cell == Break || c.Cell == Error:
@@ -163,6 +174,9 @@ func Score(m Mutant, res *result.Run, runErr error) Row {
 	switch {
 	case row.KilledBy != "":
 		row.Status = Killed
+	case len(other) > 0:
+		row.Status = OtherCause
+		row.Why = fmt.Sprintf("%s failed %s, but with no finding of the kind this mutant causes (%s): %s", other[0].Stage, other[0].Check, m.causes(), other[0].Detail)
 	case len(unrelated) > 0:
 		row.Status = Unrelated
 		row.Why = fmt.Sprintf("caught only by %s, which it does not name (%s: %s)", unrelated[0].Stage, unrelated[0].Check, unrelated[0].Detail)
@@ -202,11 +216,50 @@ func expectedVerdicts(cells []StageCell, expect []string) string {
 }
 
 // StopAfter is the early stop for a mutant's run: once one of its
-// expected stages caught it, the rest of the run cannot change the row.
+// expected stages caught it by its cause, the rest of the run cannot
+// change the row.
 func StopAfter(m Mutant) func(result.Stage) bool {
 	return func(s result.Stage) bool {
-		return slices.Contains(m.Expect, s.ID) && Classify(s).Cell.caught()
+		if !slices.Contains(m.Expect, s.ID) || !Classify(s).Cell.caught() {
+			return false
+		}
+		_, _, ok := m.caughtBy(s)
+		return ok
 	}
+}
+
+// caughtBy finds the kill in a stage that caught the mutant: a failed
+// check with a subject-side finding of a field the mutant causes (its
+// Finds; any finding when it names none), or a BREAK that found the
+// engine out. A check that failed only by a measurement error, or only on
+// the oracle's side, is no kill.
+func (m Mutant) caughtBy(s result.Stage) (check, finding string, ok bool) {
+	for _, ch := range s.Checks {
+		if ch.Verdict != result.Fail {
+			continue
+		}
+		for i := range ch.Findings {
+			f := &ch.Findings[i]
+			if f.Side == "oracle" || (len(m.Finds) > 0 && !slices.Contains(m.Finds, f.Field)) {
+				continue
+			}
+			return ch.Name, f.Error(), true
+		}
+	}
+	for _, b := range s.Breaks {
+		if b.EngineFinding {
+			return "BREAK " + b.Name, b.Detail, true
+		}
+	}
+	return "", "", false
+}
+
+// causes names the findings a mutant causes, for a row's why.
+func (m Mutant) causes() string {
+	if len(m.Finds) == 0 {
+		return "any finding"
+	}
+	return "a finding on " + strings.Join(m.Finds, " or ")
 }
 
 // Matrix is the kill matrix of one estate.

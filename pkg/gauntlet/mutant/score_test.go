@@ -14,14 +14,20 @@ func pass(id string) result.Stage {
 	return result.Stage{ID: id, Headline: true, Verdict: result.Pass, Checks: []result.Check{{Name: "ok", Verdict: result.Pass}}}
 }
 
+// failed is a stage whose check failed with a subject finding on the
+// plan, the field the rename mutant causes.
 func failed(id, check, detail string) result.Stage {
+	return failedWith(id, check, detail, result.Finding{Address: "kubernetes_service_account.collector", Field: "plan", Want: "nothing", Got: "create", Side: "subject"})
+}
+
+func failedWith(id, check, detail string, fs ...result.Finding) result.Stage {
 	return result.Stage{ID: id, Headline: true, Verdict: result.Fail, Checks: []result.Check{
-		{Name: "first", Verdict: result.Pass}, {Name: check, Verdict: result.Fail, Detail: detail}}}
+		{Name: "first", Verdict: result.Pass}, {Name: check, Verdict: result.Fail, Detail: detail, Findings: fs}}}
 }
 
 func run(stages ...result.Stage) *result.Run { return &result.Run{Stages: stages} }
 
-var rename = Mutant{Name: "ignore-moved", Expect: []string{"day2_rename"}}
+var rename = Mutant{Name: "ignore-moved", Expect: []string{"day2_rename"}, Finds: []string{"plan"}}
 
 func TestScore(t *testing.T) {
 	for _, tc := range []struct {
@@ -53,6 +59,16 @@ func TestScore(t *testing.T) {
 			Breaks: []result.Break{{Name: "delete", Outcome: result.Held, EngineFinding: true, Detail: "subject missed it"}}}),
 			nil, Killed, "day2_rename", ""},
 		{"the run could not happen", nil, errors.New("no clusters"), Machinery, "", "no clusters"},
+		// Kills tied to their cause: a failure of another kind, of the
+		// oracle's side only, or by a measurement error is no kill.
+		{"its stage failed with a finding it does not cause", run(failedWith("day2_rename", "the object is gone", "x",
+			result.Finding{Object: "ConfigMap ns/a", Field: "exists", Want: "absent", Got: "present", Side: "subject"})),
+			nil, OtherCause, "", "no finding of the kind this mutant causes (a finding on plan)"},
+		{"its stage failed on the oracle's side only", run(failedWith("day2_rename", "zero churn", "x",
+			result.Finding{Address: "a.b", Field: "plan", Want: "nothing", Got: "create", Side: "oracle"})),
+			nil, OtherCause, "", "day2_rename failed zero churn"},
+		{"its stage failed by a measurement error", run(failedWith("day2_rename", "zero churn", "read: connection refused")),
+			nil, OtherCause, "", "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			row := Score(rename, tc.res, tc.err)
@@ -62,8 +78,8 @@ func TestScore(t *testing.T) {
 			if !strings.Contains(row.Why, tc.why) {
 				t.Errorf("why %q does not say %q", row.Why, tc.why)
 			}
-			if tc.status == Killed && row.Detail == "" {
-				t.Error("a kill without the failed check's detail")
+			if tc.status == Killed && (row.Detail == "" || row.Check == "" || row.Finding == "") {
+				t.Errorf("a kill without the failed check, its detail and the finding: %+v", row)
 			}
 		})
 	}
@@ -105,6 +121,9 @@ func TestStopAfterOnlyOnAnExpectedCatch(t *testing.T) {
 	if !stop(failed("day2_rename", "zero churn", "x")) {
 		t.Error("did not stop once the expected stage caught it")
 	}
+	if stop(failedWith("day2_rename", "zero churn", "x", result.Finding{Field: "exists", Side: "subject"})) {
+		t.Error("stopped on a failure the mutant does not cause")
+	}
 }
 
 func TestSelect(t *testing.T) {
@@ -118,8 +137,8 @@ func TestSelect(t *testing.T) {
 		t.Errorf("unknown mutant: %v, want the known names", err)
 	}
 	for _, m := range All() {
-		if len(m.Expect) == 0 || m.Promise == "" || m.How == "" {
-			t.Errorf("%s: a mutant names its promise, how it breaks it and the stages that must catch it", m.Name)
+		if len(m.Expect) == 0 || m.Promise == "" || m.How == "" || len(m.Finds) == 0 {
+			t.Errorf("%s: a mutant names its promise, how it breaks it, the stages that must catch it and the findings it causes", m.Name)
 		}
 	}
 }

@@ -302,9 +302,14 @@ func (r *Recorder) SummaryFinding(err error) bool {
 	if !errors.As(err, &mismatch) {
 		return false
 	}
-	r.Check(SummaryCheck, mismatch, "")
+	r.Check(SummaryCheck, &result.Finding{Object: "the plan of " + mismatch.Engine, Field: FieldPrintedSummary,
+		Want: mismatch.JSON.String(), Got: mismatch.Printed.String(), Detail: "its JSON plan against the line it printed (log: " + mismatch.Log + ")"}, "")
 	return true
 }
+
+// FieldPrintedSummary is the finding field of SummaryCheck: the counts a
+// plan printed, wanted equal to its JSON plan's.
+const FieldPrintedSummary = "printed summary"
 
 // Figure records a measured count, e.g. "subject.api_requests".
 func (r *Recorder) Figure(key string, v int) { r.figures[key] = v }
