@@ -163,13 +163,14 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 		if _, err := fs.ws.Plan(ctx, planDefaults()); err != nil {
 			return nil, err
 		}
-		if err := corrupt(ctx, func() error { return fs.label(ctx, "fence") }); err != nil {
+		labelled := false
+		if err := corrupt(ctx, func() error { labelled = true; return fs.label(ctx, "fence") }); err != nil {
 			return nil, err
 		}
 		a, err := recordstore.Take(ctx, fs.admin, reads.Namespace)
 		return undoing(one(unchanged, snapshotFindings(reads.Namespace, b, a, "")), err, func() error {
-			if sabotaged(ctx) {
-				return nil
+			if !labelled {
+				return nil // the undo takes back only what the corruption did
 			}
 			return fs.label(ctx, "")
 		})

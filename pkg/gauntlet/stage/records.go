@@ -477,8 +477,8 @@ func (r *Run) checkLockOnWire(ctx context.Context, rec *Recorder, mark map[strin
 		Victim: store.LeaseName(), Covers: []string{lockOnWire}, Predict: []result.Prediction{{Object: leaseObject(store), Field: fieldLockWrites, Got: "0"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		from := len(sd.Proxy.Log())
 		opts := engine.ApplyOptions{}
-		if !sabotaged(ctx) {
-			opts.NoLock = true
+		if err := corrupt(ctx, func() error { opts.NoLock = true; return nil }); err != nil {
+			return nil, err
 		}
 		if _, err := sd.Engine.Apply(ctx, opts); err != nil {
 			return nil, err
