@@ -44,9 +44,12 @@ resource "kubernetes_manifest" "cm2" {
 // label the same way, so drift must be a limitation - each failing check's
 // findings on both sides, and the run's assessment listing it among the
 // limitations, never among the engine's fails. Before the limitation
-// verdict drift failed here, blamed on the engine.
+// verdict drift failed here, blamed on the engine. A later stage then runs
+// over the world the runner put back: the drift's detail says how
+// (measured: an apply and an empty plan on both sides), and the count
+// stage passes after it.
 func TestSharedDriftIsALimitation(t *testing.T) {
-	res := runWrittenRoot(t, "shared-drift", "A drift stock does not see either", sharedDriftRoot, "drift_reconverge")
+	res := runWrittenRoot(t, "shared-drift", "A drift stock does not see either", sharedDriftRoot, "drift_reconverge", "day2_count")
 	var drift *result.Stage
 	var detail []string
 	for i, st := range res.Stages {
@@ -80,6 +83,14 @@ func TestSharedDriftIsALimitation(t *testing.T) {
 		}
 		if sides["subject"] == 0 || sides["subject"] != sides["oracle"] {
 			t.Errorf("limitation %q has findings by side %v, want the same number on both", c.Name, sides)
+		}
+	}
+	if !strings.Contains(drift.Detail, "the runner put both sides back where they were before it") || !strings.Contains(drift.Detail, "an empty plan on both") {
+		t.Errorf("drift's detail does not say the world was put back after it:\n%s", drift.Detail)
+	}
+	for _, st := range res.Stages {
+		if st.ID == "day2_count" && st.Verdict != result.Pass {
+			t.Errorf("day2_count after the limitation: %s %s, want pass:\n%s", st.Verdict, st.Reason, strings.Join(detail, "\n"))
 		}
 	}
 	t.Logf("drift is a limitation:\n%s", strings.Join(detail, "\n"))

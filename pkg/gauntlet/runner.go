@@ -484,12 +484,15 @@ func keepLocal(ctx context.Context, sd *stage.Side) error {
 func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, plans *planTally) {
 	verdicts := map[string]result.Verdict{}
 	byID := map[string]result.Stage{}
-	stopped := ""
+	stopped, notBack := "", ""
 	for _, st := range stage.All() {
 		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: stage.HeadlineIn(st, r), Requirements: stage.RequirementsIn(st, r)}
 		reason := notRunReason(st, r, verdicts, o, res.Cancelled != nil)
 		if reason == "" && stopped != "" {
 			reason = "stopped early after " + stopped
+		}
+		if reason == "" && notBack != "" && actsOnDeployed(st.ID()) {
+			reason = notBack
 		}
 		switch {
 		case reason != "":
@@ -501,7 +504,11 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 			sr.Verdict = result.Cancelled
 			sr.Detail = fmt.Sprintf("Cancelled by %s before it started.", res.Cancelled.Signal)
 		default:
+			cp, cpErr := r.Checkpoint()
 			sr = runOne(ctx, st, r, sr, o, plans)
+			if why := returnAfterFailure(ctx, r, st.ID(), &sr, cp, cpErr, o); why != "" {
+				notBack = why
+			}
 			if ctx.Err() != nil {
 				res.Cancelled = cancellation(ctx, st.ID())
 				sr.Verdict = result.Cancelled
@@ -524,6 +531,46 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 			res.Stages = append(res.Stages, sr)
 		}
 	}
+}
+
+// returnAfterFailure puts both sides back where they were before a stage
+// that failed, so the next stages measure the world they were written
+// for, not what the failure left (a failure is reported once, never as a
+// cascade). It appends what it did to the stage's detail, or returns the
+// reason the stages after it do not run. Only stages that act on the
+// deployed estate are followed this way; a sabotaged run's stages fail by
+// design over an untouched world, so it is not.
+func returnAfterFailure(ctx context.Context, r *stage.Run, id string, sr *result.Stage, cp *stage.Checkpoint, cpErr error, o *options) string {
+	if (sr.Verdict != result.Fail && sr.Verdict != result.Limitation) || o.sabotage || ctx.Err() != nil || !actsOnDeployed(id) ||
+		(o.stopAfter != nil && o.stopAfter(*sr)) {
+		return ""
+	}
+	notBack := func(err error) string {
+		o.logger.Warnf("stage %s failed and the world could not be put back: %v", id, err)
+		return fmt.Sprintf("the world after %s failed is not the baseline (%v)", id, err)
+	}
+	if cpErr != nil {
+		return notBack(cpErr)
+	}
+	did, err := r.ReturnTo(ctx, cp)
+	if err != nil {
+		return notBack(err)
+	}
+	sr.Detail = strings.TrimSpace(sr.Detail + " After it failed, the runner put both sides back where they were before it: " + did + ".")
+	o.logger.Infof("stage %s failed; both sides put back: %s", id, did)
+	return ""
+}
+
+// actsOnDeployed says whether a stage acts on the deployed estate between
+// migrate and the teardown: the stages one failure could leave a changed
+// world to.
+func actsOnDeployed(id string) bool {
+	order := stage.All()
+	at := func(id string) int {
+		return slices.IndexFunc(order, func(s stage.Stage) bool { return s.ID() == id })
+	}
+	i := at(id)
+	return i > at("migrate") && i < at("day2_teardown")
 }
 
 // cancelledReason is the reason of every stage a cancellation kept from
