@@ -305,9 +305,10 @@ func breakSentence(br result.Break) string {
 		return sentence(s)
 	}
 	what := map[result.BreakOutcome]string{
-		result.Held:        "NOT LOAD-BEARING",
-		result.OffTarget:   "FAILED OFF TARGET",
-		result.CouldNotRun: "COULD NOT RUN",
+		result.Held:         "NOT LOAD-BEARING",
+		result.OffTarget:    "FAILED OFF TARGET",
+		result.CouldNotRun:  "COULD NOT RUN",
+		result.CouldNotUndo: "COULD NOT UNDO",
 	}[br.Outcome]
 	if br.EngineFinding {
 		what = "ENGINE FINDING"

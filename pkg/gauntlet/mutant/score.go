@@ -115,7 +115,7 @@ func Classify(s result.Stage) StageCell {
 	for _, b := range s.Breaks {
 		if !b.Failed && b.Side != "oracle" {
 			c.Cell, c.Check, c.Detail = Break, "BREAK "+b.Name, b.Detail
-			if b.Outcome == result.CouldNotRun {
+			if b.Outcome == result.CouldNotRun || b.Outcome == result.CouldNotUndo {
 				c.Cell = Error
 			}
 			return c

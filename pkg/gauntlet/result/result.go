@@ -181,6 +181,11 @@ const (
 	// (a read, an engine crash, a timeout, a panic: Break.MeasurementError)
 	// or a check failed without a finding: never a proof.
 	CouldNotRun BreakOutcome = "could_not_run"
+	// CouldNotUndo: the BREAK measured, but its undo left the world
+	// unlike the snapshot taken before the corruption (an object gone,
+	// terminating or still labelled): every later measurement would read
+	// another world, so it fails the stage whatever it measured.
+	CouldNotUndo BreakOutcome = "could_not_undo"
 )
 
 // Break is a deliberate corruption of the world, the state or the input,

@@ -25,7 +25,7 @@ func (r *Run) breakBoth(ctx context.Context, rec *Recorder, b Breaking, f breakF
 	m := map[string]Measured{}
 	errs := map[string]error{}
 	_ = r.both(ctx, func(ctx context.Context, sd *Side) error {
-		got, err := guarded(ctx, sd, f)
+		got, err := r.guarded(ctx, sd, f)
 		r.mu.Lock()
 		m[sd.Name], errs[sd.Name] = got, err
 		r.mu.Unlock()
@@ -42,7 +42,7 @@ func (r *Run) breakBoth(ctx context.Context, rec *Recorder, b Breaking, f breakF
 func (r *Run) breakSubject(ctx context.Context, rec *Recorder, b Breaking, f breakFunc) {
 	ctx = r.breakContext(ctx)
 	b.Name = rec.uniqueBreak(b.Name)
-	m, err := guarded(ctx, r.Subject, f)
+	m, err := r.guarded(ctx, r.Subject, f)
 	rec.SummaryFinding(err)
 	subj := rec.recordBreak(b, "subject", b.Covers, b.Covers, m, err)
 	rec.addBreak(b, subj, result.Break{}, false)
@@ -50,8 +50,25 @@ func (r *Run) breakSubject(ctx context.Context, rec *Recorder, b Breaking, f bre
 
 // guarded runs one side of a BREAK; a panic inside it is a measurement
 // error with its stack - the BREAK could not run - never a silent
-// "not measured".
-func guarded(ctx context.Context, sd *Side, f breakFunc) (m Measured, err error) {
+// "not measured". The side's world key is read before and after: an undo
+// that did not give the world back is an *UndoError.
+func (r *Run) guarded(ctx context.Context, sd *Side, f breakFunc) (m Measured, err error) {
+	before, kerr := r.keyOf(ctx, sd)
+	if kerr != nil {
+		return nil, fmt.Errorf("read the world before the BREAK: %w", kerr)
+	}
+	m, err = guardedRun(ctx, sd, f)
+	if err != nil {
+		return m, err
+	}
+	after, kerr := r.keyOf(ctx, sd)
+	if kerr != nil {
+		return m, fmt.Errorf("read the world after the BREAK's undo: %w", kerr)
+	}
+	return m, compareKeys(sd.Name, before, after)
+}
+
+func guardedRun(ctx context.Context, sd *Side, f breakFunc) (m Measured, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			m, err = nil, &result.MeasurementError{Side: sd.Name, Op: "the BREAK", Err: fmt.Errorf("panic: %v", p), Stack: string(debug.Stack())}

@@ -174,7 +174,11 @@ func (r *Recorder) uniqueBreak(name string) string {
 // made, a read that failed), never a proof.
 func (r *Recorder) recordBreak(b Breaking, side string, covers, grant []string, m Measured, err error) result.Break {
 	out := result.Break{Name: b.Name, Corruption: b.Corruption, Victim: b.Victim, Covers: covers, Side: side, Predictions: b.Predict}
+	var undo *UndoError
 	switch {
+	case errors.As(err, &undo):
+		out.Outcome, out.Detail = result.CouldNotUndo, "the BREAK could not undo its corruption: "+undo.Error()
+		out.MeasurementError = err.Error()
 	case err != nil:
 		out.Outcome, out.Detail = result.CouldNotRun, "the BREAK could not run: "+err.Error()
 		out.MeasurementError = err.Error()
@@ -274,9 +278,10 @@ func (r *Recorder) addBreak(b Breaking, subject, oracle result.Break, replayed b
 	r.breaks = append(r.breaks, subject)
 	if subject.Outcome != result.Proved {
 		what := map[result.BreakOutcome]string{
-			result.Held:        "held: the corruption did not fail what it covers",
-			result.OffTarget:   "failed off target",
-			result.CouldNotRun: "could not run",
+			result.Held:         "held: the corruption did not fail what it covers",
+			result.OffTarget:    "failed off target",
+			result.CouldNotRun:  "could not run",
+			result.CouldNotUndo: "could not undo its corruption",
 		}[subject.Outcome]
 		if subject.EngineFinding {
 			what = "held on the subject but failed stock's checks: an engine finding"
@@ -285,6 +290,9 @@ func (r *Recorder) addBreak(b Breaking, subject, oracle result.Break, replayed b
 	}
 	if replayed {
 		r.breaks = append(r.breaks, oracle)
+		if oracle.Outcome == result.CouldNotUndo {
+			r.sentences = append(r.sentences, sentence{text: capitalise("FAILED BREAK %s on the oracle side could not undo its corruption: %s", b.Name, oracle.Detail), failure: true})
+		}
 	}
 }
 
@@ -350,7 +358,9 @@ func (r *Recorder) Failed() bool {
 			return true
 		}
 	}
-	if slices.ContainsFunc(r.breaks, func(b result.Break) bool { return b.EngineFinding }) {
+	// An engine finding fails the stage, and so does an undo that left
+	// either side's world changed, whatever else it measured.
+	if slices.ContainsFunc(r.breaks, func(b result.Break) bool { return b.EngineFinding || b.Outcome == result.CouldNotUndo }) {
 		return true
 	}
 	if limited {

@@ -2,7 +2,9 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -194,6 +196,8 @@ func TestRecorderProof(t *testing.T) {
 		{"not measured", Measured{}, nil, nil, result.OffTarget, false},
 		{"could not run: a read error is never a proof", nil, nil, fail("get a.x: timeout"), result.CouldNotRun, false},
 		{"engine finding: held on the subject, failed on stock", Measured{"plan exact": nil}, Measured{"plan exact": found("")}, nil, result.Held, true},
+		{"could not undo: the world after the undo is not the one before", Measured{"plan exact": found("")}, nil,
+			compareKeys("subject", worldKey{"ConfigMap ns/a": present}, worldKey{"ConfigMap ns/a": absent}), result.CouldNotUndo, false},
 	}
 	unpredicted := b
 	unpredicted.Predict = nil
@@ -390,5 +394,22 @@ func TestStrayLabelFinding(t *testing.T) {
 		if len(fs) != 1 || !p.Matches("c", "subject", fs[0]) {
 			t.Errorf("%+v: findings %+v do not match %s", d, fs, p)
 		}
+	}
+}
+
+// An undo is judged by the world key: an object gone, terminating or still
+// labelled after it is named; one recreated (a new uid, the same key) is
+// back.
+func TestCompareKeys(t *testing.T) {
+	before := worldKey{"ConfigMap ns/a": present, "Namespace b": present, "Secret ns/c": absent, "ServiceAccount ns/d": present}
+	if err := compareKeys("subject", before, maps.Clone(before)); err != nil {
+		t.Errorf("the same world: %v", err)
+	}
+	after := worldKey{"ConfigMap ns/a": present + ", labelled " + breakLabel, "Namespace b": "terminating", "Secret ns/c": absent, "ServiceAccount ns/d": absent}
+	err := compareKeys("oracle", before, after)
+	var u *UndoError
+	if !errors.As(err, &u) || u.Side != "oracle" || len(u.Changed) != 3 ||
+		!strings.Contains(err.Error(), "Namespace b: present before, terminating after") || !strings.Contains(err.Error(), "ServiceAccount ns/d: present before, absent after") {
+		t.Errorf("compareKeys = %v", err)
 	}
 }
