@@ -12,46 +12,39 @@ import (
 // dependent pair to crash between). Each lives in its own file and is
 // destroyed with the rest.
 
-func countFile(r *Run, n int) string {
-	return fmt.Sprintf(`# Written by gauntlet's change-count stage.
-resource "kubernetes_config_map_v1" "shard" {
-  count = %d
-  metadata {
-    name      = "%s-shard-${count.index}"
-    namespace = %q
-  }
-  data = {
-    shard = tostring(count.index)
-  }
-}
-`, n, r.Spec.Prefix, r.Spec.Namespace)
-}
+func countFile(r *Run, n int) string { return countedConfigMaps(r, "change-count", "shard", n) }
 
 // contractFile is the contract stage's ConfigMaps: independent, so an
 // engine may create them all at once unless told -parallelism=1.
 func contractFile(r *Run) string {
-	return fmt.Sprintf(`# Written by gauntlet's exit-code and parallelism stage.
-resource "kubernetes_config_map_v1" "contract" {
+	return countedConfigMaps(r, "exit-code and parallelism", "contract", contractCount)
+}
+
+// countedConfigMaps is n ConfigMaps of one counted resource, named
+// <prefix>-<name>-<index> in the estate's namespace.
+func countedConfigMaps(r *Run, stage, name string, n int) string {
+	return fmt.Sprintf(`# Written by gauntlet's %s stage.
+resource "kubernetes_config_map_v1" %q {
   count = %d
   metadata {
-    name      = "%s-contract-${count.index}"
+    name      = "%s-%s-${count.index}"
     namespace = %q
   }
   data = {
-    index = tostring(count.index)
+    %s = tostring(count.index)
   }
 }
-`, contractCount, r.Spec.Prefix, r.Spec.Namespace)
+`, stage, name, n, r.Spec.Prefix, name, r.Spec.Namespace, name)
 }
 
-func contractObject(r *Run, i int) Object {
-	return Object{Address: fmt.Sprintf("kubernetes_config_map_v1.contract[%d]", i), Type: "kubernetes_config_map_v1",
-		Ref: estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: fmt.Sprintf("%s-contract-%d", r.Spec.Prefix, i)}}
-}
+func contractObject(r *Run, i int) Object { return countedObject(r, "contract", i) }
 
-func shardObject(r *Run, i int) Object {
-	return Object{Address: fmt.Sprintf("kubernetes_config_map_v1.shard[%d]", i), Type: "kubernetes_config_map_v1",
-		Ref: estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: fmt.Sprintf("%s-shard-%d", r.Spec.Prefix, i)}}
+func shardObject(r *Run, i int) Object { return countedObject(r, "shard", i) }
+
+// countedObject is instance i of countedConfigMaps(r, _, name, _).
+func countedObject(r *Run, name string, i int) Object {
+	return Object{Address: fmt.Sprintf("kubernetes_config_map_v1.%s[%d]", name, i), Type: "kubernetes_config_map_v1",
+		Ref: estate.Object{Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: fmt.Sprintf("%s-%s-%d", r.Spec.Prefix, name, i)}}
 }
 
 // replaceFile names its ConfigMap after a hash of its content, so a content
