@@ -14,5 +14,7 @@ MUTANTS = [
     "destroy-leaks-one",
     "lying-summary",
     "state-forgets",
+    "exit-code-lies",
+    "parallelism-ignored",
     "identity",
 ]

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The corruptions BREAKs share. Each makes its change, measures, and puts
@@ -35,6 +38,10 @@ func (s *Side) deleted(ctx context.Context, o estate.Object, measure func() (Mea
 	// run the object was never deleted, and creating a Service again with
 	// its clusterIP is refused as "IP already allocated", not as
 	// AlreadyExists (the pair's sabotaged pass: could_not_run).
+	deps, err := s.takenWith(ctx, o)
+	if err != nil {
+		return nil, err
+	}
 	deletedIt := false
 	if err := corrupt(ctx, func() error { deletedIt = true; return s.Delete(ctx, o) }); err != nil {
 		return nil, err
@@ -44,8 +51,52 @@ func (s *Side) deleted(ctx context.Context, o estate.Object, measure func() (Mea
 		if !deletedIt {
 			return nil
 		}
-		return s.Recreate(ctx, o, u)
+		if err := s.Recreate(ctx, o, u); err != nil {
+			return err
+		}
+		for _, d := range deps {
+			if err := s.Recreate(ctx, refOfLive(d), d); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// takenWith copies what deleting o takes with it, for the undo to give
+// back: a ServiceAccount's token Secrets, which the token controller
+// deletes with it. Each copy drops the old ServiceAccount's uid and the
+// token the controller wrote, so the controller fills them in again for
+// the recreated one (a uid that does not match would make it delete the
+// Secret once more).
+func (s *Side) takenWith(ctx context.Context, o estate.Object) ([]*unstructured.Unstructured, error) {
+	if o.Group != "" || o.Kind != "ServiceAccount" {
+		return nil, nil
+	}
+	list, err := s.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(o.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, measure(s, "list the Secrets of "+o.String(), err)
+	}
+	var out []*unstructured.Unstructured
+	for i := range list.Items {
+		u := &list.Items[i]
+		if t, _, _ := unstructured.NestedString(u.Object, "type"); t != "kubernetes.io/service-account-token" || u.GetAnnotations()["kubernetes.io/service-account.name"] != o.Name {
+			continue
+		}
+		c := u.DeepCopy()
+		ann := c.GetAnnotations()
+		delete(ann, "kubernetes.io/service-account.uid")
+		c.SetAnnotations(ann)
+		unstructured.RemoveNestedField(c.Object, "data")
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// refOfLive names a live object as the stages do.
+func refOfLive(u *unstructured.Unstructured) estate.Object {
+	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+	return estate.Object{Group: gv.Group, Version: gv.Version, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
 // breakLabel is the label a BREAK stamps on an object out of band.
