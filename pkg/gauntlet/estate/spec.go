@@ -25,13 +25,16 @@ const APIVersion = "gauntlet/v1"
 // Spec is an estate's estate.yaml.
 type Spec struct {
 	// APIVersion must be APIVersion ("gauntlet/v1").
-	APIVersion  string  `json:"apiVersion"`
-	Name        string  `json:"name"`
-	Title       string  `json:"title"`
-	Description string  `json:"description"`
-	Lane        string  `json:"lane"`
-	Set         string  `json:"set"`
-	Source      *Source `json:"source,omitempty"`
+	APIVersion  string `json:"apiVersion"`
+	Name        string `json:"name"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// Lane (default "kubernetes") and Set (default "growing") are labels
+	// that group estates for a reader: recorded in the result and shown on
+	// the evidence page and by `gauntlet list`; nothing selects on them.
+	Lane   string  `json:"lane"`
+	Set    string  `json:"set"`
+	Source *Source `json:"source,omitempty"`
 	// Files are Terraform files written here, beside estate.yaml, for
 	// reference estates (no Source).
 	Files []string `json:"files,omitempty"`
