@@ -95,7 +95,7 @@ func runWrittenRoot(t *testing.T, name, title, root string, stages ...string) *r
 	testenv.Toolchain(t) // fail early, naming the command, if the toolchain is missing
 	dir := t.TempDir()
 	est := filepath.Join(dir, name)
-	yaml := "name: " + name + "\ntitle: " + title + "\nfiles: [main.tf]\nnamespace: default\nwrites_into: [default]\n"
+	yaml := "apiVersion: gauntlet/v1\nname: " + name + "\ntitle: " + title + "\nfiles: [main.tf]\nnamespace: default\nwrites_into: [default]\n"
 	if err := os.MkdirAll(est, 0o755); err != nil {
 		t.Fatal(err)
 	}

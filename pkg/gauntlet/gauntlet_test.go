@@ -55,6 +55,7 @@ func TestBadInputFailsBeforeAnyCluster(t *testing.T) {
 		"wrong sha256":            {edit: func(s *estate.Spec) { s.Source.SHA256 = strings.Repeat("0", 64) }, want: "the pin says 0000"},
 		"missing corpus file":     {edit: func(s *estate.Spec) { s.Source.Path += ".absent" }, want: "corpus import"},
 		"unknown skipped stage":   {edit: func(s *estate.Spec) { s.Skip = map[string]string{"dirft": "typo"} }, want: `unknown stage "dirft"`},
+		"unknown finding stage":   {edit: func(s *estate.Spec) { s.Findings = map[string]string{"day2_rnme": "typo"} }, want: `findings names unknown stage "day2_rnme" (stages: cold_deploy, `},
 		"unknown selected stage":  {opts: []gauntlet.Option{gauntlet.WithStages("teardown")}, want: `unknown stage "teardown"`},
 		"engine path absent":      {opts: []gauntlet.Option{gauntlet.WithEngine("/nonexistent/tofu")}, want: "/nonexistent/tofu"},
 		"engine not a CLI":        {opts: []gauntlet.Option{gauntlet.WithEngine("/bin/true")}, want: "does not speak the Terraform CLI"},

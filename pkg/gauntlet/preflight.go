@@ -3,7 +3,9 @@ package gauntlet
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
@@ -29,10 +31,8 @@ type preflight struct {
 }
 
 func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, error) {
-	for id := range spec.Skip {
-		if !stage.Known(id) {
-			return nil, fmt.Errorf("estate %s: skip names unknown stage %q (stages: %s)", spec.Name, id, strings.Join(stage.Canonical(), ", "))
-		}
+	if err := knownStages(spec); err != nil {
+		return nil, err
 	}
 	for _, id := range o.only {
 		if !stage.Known(id) {
@@ -162,4 +162,22 @@ func materials(fetched []estate.Fetched, substrate, kubeconfig string, pins *too
 		m.Supplied = append(m.Supplied, pin)
 	}
 	return m
+}
+
+// knownStages refuses skip and findings keys that name no stage. The
+// estate package cannot ask the stages (they import it), so the loader
+// takes any key and this is where a typo is caught: a finding for a stage
+// that does not exist would otherwise be silently never checked.
+func knownStages(spec *estate.Spec) error {
+	for _, sec := range []struct {
+		key string
+		ids map[string]string
+	}{{"skip", spec.Skip}, {"findings", spec.Findings}} {
+		for _, id := range slices.Sorted(maps.Keys(sec.ids)) {
+			if !stage.Known(id) {
+				return fmt.Errorf("estate %s: %s names unknown stage %q (stages: %s)", spec.Name, sec.key, id, strings.Join(stage.Canonical(), ", "))
+			}
+		}
+	}
+	return nil
 }

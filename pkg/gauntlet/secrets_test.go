@@ -57,7 +57,8 @@ resource "kubernetes_config_map_v1" "settings" {
 }
 `
 
-const secretEstate = `name: secrets-stay-secret
+const secretEstate = `apiVersion: gauntlet/v1
+name: secrets-stay-secret
 title: A Secret with a literal and a random password, and a ConfigMap
 description: Written by the test that greps every output of a kept run for the Secret's values.
 lane: kubernetes

@@ -211,7 +211,7 @@ func TestAllExitCodes(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(estates, "broken"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(estates, "broken", "estate.yaml"), []byte("name: broken\nnot: [valid\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(estates, "broken", "estate.yaml"), []byte("apiVersion: gauntlet/v1\nname: broken\nnot: [valid\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := gauntletCLI(t, "mutants", "--all", "--shard", "1/1", "--estates", estates, "--out", out)

@@ -556,6 +556,7 @@ func rootVariables(dir string) (map[string]string, []string, error) {
 
 func specYAML(name, title string, src *estate.Source, vars map[string]string, required []string, needs []estate.ProviderNeed) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: %s\n", estate.APIVersion)
 	fmt.Fprintf(&b, "# Written by `gauntlet estate new`: the root's files pinned by sha256. The stage plans\n")
 	fmt.Fprintf(&b, "# (drift, rename, remove, plan_approval) are derived from the root at run time; a section\n")
 	fmt.Fprintf(&b, "# written here overrides its derived plan.\n")

@@ -57,6 +57,9 @@ func TestEstateNewOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.HasPrefix(string(raw), "apiVersion: gauntlet/v1\n") {
+		t.Errorf("estate.yaml does not start with its apiVersion:\n%s", raw)
+	}
 	for _, want := range []string{"path: main.tf, sha256: ", "path: modules/m/main.tf, sha256: ", `kube: "${kubeconfig}"`, "repository: TODO", "name: TODO"} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("estate.yaml lacks %q:\n%s", want, raw)

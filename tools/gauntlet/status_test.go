@@ -41,7 +41,7 @@ func TestRecordRefusesDirtyTree(t *testing.T) {
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
 	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() {}\n")
 	write("pkg/gauntlet/run.go", "package gauntlet\n")
-	write("estates/e1/estate.yaml", "name: e1\n")
+	write("estates/e1/estate.yaml", "apiVersion: gauntlet/v1\nname: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"}]}`)
 	write("conformance/requirements.yaml", "requirements:\n  - {id: GAUNT-X-01, statement: s, estates: [e1], substrates: [local]}\n")
 	write(".gitignore", "/out/\n")
@@ -105,7 +105,7 @@ func TestRecordRefusesOtherCode(t *testing.T) {
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
 	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() { println(\"one\") }\n")
 	write("pkg/gauntlet/run.go", "package gauntlet\n")
-	write("estates/e1/estate.yaml", "name: e1\n")
+	write("estates/e1/estate.yaml", "apiVersion: gauntlet/v1\nname: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"}]}`)
 	write("conformance/requirements.yaml", "requirements:\n  - {id: GAUNT-X-01, statement: s, estates: [e1], substrates: [local]}\n")
 	write(".gitignore", "/out/\n")
@@ -188,7 +188,7 @@ func TestStatusUsageAndHygieneHoles(t *testing.T) {
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
 	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() {}\n")
 	write("pkg/gauntlet/run.go", "package gauntlet\n")
-	write("estates/e1/estate.yaml", "name: e1\n")
+	write("estates/e1/estate.yaml", "apiVersion: gauntlet/v1\nname: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"},{"name":"terraform","version":"1.11.4","role":"oracle"}]}`)
 	reg := "requirements:\n"
 	seen := map[string]bool{}
@@ -306,7 +306,7 @@ func TestStatusExitCodes(t *testing.T) {
 	write("go.mod", "module example.com/g\n\ngo 1.22\n")
 	write("tools/gauntlet/main.go", "package main\n\nimport _ \"example.com/g/pkg/gauntlet\"\n\nfunc main() {}\n")
 	write("pkg/gauntlet/run.go", "package gauntlet\n")
-	write("estates/e1/estate.yaml", "name: e1\n")
+	write("estates/e1/estate.yaml", "apiVersion: gauntlet/v1\nname: e1\n")
 	write("third_party/pins.json", `{"go":"go1.26.8","tools":[{"name":"tofu","version":"1.12.6","role":"subject"},{"name":"terraform","version":"1.11.4","role":"oracle"}]}`)
 	// Every requirement the real stages claim, so coverage is clean.
 	reg := "requirements:\n"

@@ -47,7 +47,7 @@ func FuzzImport(f *testing.F) {
 			src["dir"] = dir
 			src["files"] = []map[string]string{{"path": file, "sha256": sum(content), "as": as}}
 		}
-		raw, err := json.Marshal(map[string]any{"name": "x", "title": "t", "source": src})
+		raw, err := json.Marshal(map[string]any{"apiVersion": estate.APIVersion, "name": "x", "title": "t", "source": src})
 		if err != nil {
 			t.Fatal(err)
 		}

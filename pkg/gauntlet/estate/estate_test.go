@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-const specYAML = `name: demo
+const specYAML = `apiVersion: gauntlet/v1
+name: demo
 title: A demo estate
 lane: kubernetes
 set: growing
@@ -115,7 +116,7 @@ func TestKindsOptional(t *testing.T) {
 }
 
 func TestMinimalSpecDefaults(t *testing.T) {
-	s, err := Parse([]byte("name: demo\ntitle: A demo\nfiles: [main.tf]\n"))
+	s, err := Parse([]byte("apiVersion: gauntlet/v1\nname: demo\ntitle: A demo\nfiles: [main.tf]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,44 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-const listSpecYAML = `name: listed
+// TestAPIVersionRequired: a file that does not name the format, or names
+// another, is refused before anything else is read, naming the file and
+// the line to add.
+func TestAPIVersionRequired(t *testing.T) {
+	body := strings.TrimPrefix(specYAML, "apiVersion: gauntlet/v1\n")
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"missing": {body, "apiVersion is missing: add `apiVersion: gauntlet/v1` as the first line"},
+		"another": {"apiVersion: gauntlet/v2\n" + body, `apiVersion "gauntlet/v2": this gauntlet reads gauntlet/v1 only: add ` + "`apiVersion: gauntlet/v1`"},
+		// A later format's fields are not what refuses it: its version is.
+		"another, with fields unknown here": {"apiVersion: gauntlet/v2\n" + body + "colour: blue\n", `apiVersion "gauntlet/v2"`},
+		"not a string":                      {"apiVersion: 1\n" + body, `apiVersion "1"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "demo")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "estate.yaml")
+			if err := os.WriteFile(file, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(mainTF), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(root, "demo")
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), file) {
+				t.Fatalf("error %v, want it to name %s and say %q", err, file, tc.want)
+			}
+		})
+	}
+	if s, err := Parse([]byte(specYAML)); err != nil || s.APIVersion != APIVersion {
+		t.Fatalf("with apiVersion: %v, %+v", err, s)
+	}
+}
+
+const listSpecYAML = `apiVersion: gauntlet/v1
+name: listed
 title: A root of many files
 lane: kubernetes
 set: growing
@@ -257,7 +295,8 @@ func TestSensitiveValuesAreRedacted(t *testing.T) {
 	}
 }
 
-const rootsSpecYAML = `name: ordered
+const rootsSpecYAML = `apiVersion: gauntlet/v1
+name: ordered
 title: Two roots in order
 lane: kubernetes
 set: growing

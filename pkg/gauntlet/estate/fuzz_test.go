@@ -42,9 +42,9 @@ func FuzzLoad(f *testing.F) {
 	for _, b := range seedFiles(f, "estate.yaml") {
 		f.Add(b)
 	}
-	f.Add([]byte("name: x\ntitle: t\nfiles: [main.tf]\n"))
-	f.Add([]byte("name: x\ntitle: t\nsource: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a/main.tf, sha256: '" + strings.Repeat("a", 64) + "'}\n"))
-	f.Add([]byte("name: x\ntitle: t\nroots: [{name: a, files: [main.tf]}, {name: b, source: {repository: TODO, commit: TODO}}]\n"))
+	f.Add([]byte("apiVersion: gauntlet/v1\nname: x\ntitle: t\nfiles: [main.tf]\n"))
+	f.Add([]byte("apiVersion: gauntlet/v1\nname: x\ntitle: t\nsource: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a/main.tf, sha256: '" + strings.Repeat("a", 64) + "'}\n"))
+	f.Add([]byte("apiVersion: gauntlet/v1\nname: x\ntitle: t\nroots: [{name: a, files: [main.tf]}, {name: b, source: {repository: TODO, commit: TODO}}]\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		root := t.TempDir()
 		dir := filepath.Join(root, "x")

@@ -264,7 +264,7 @@ resource "kubernetes_config_map_v1" "c" {
 	mk := func(t *testing.T, extra string) (*Spec, string) {
 		dir := t.TempDir()
 		writeTree(t, filepath.Join(dir, "estate"), map[string]string{"main.tf": root})
-		s, err := Parse([]byte("name: needs\ntitle: t\nfiles: [main.tf]\n" + extra))
+		s, err := Parse([]byte("apiVersion: gauntlet/v1\nname: needs\ntitle: t\nfiles: [main.tf]\n" + extra))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,7 +322,7 @@ resource "kubernetes_config_map_v1" "c" {
 		"relax_providers: [{provider: kubernetes, constraint: \"1\", why: w, root: x}]\n": "no root",
 		"variables: {host: TODO, level: 2}\n":                                             "variables host are TODO",
 	} {
-		if _, err := Parse([]byte("name: needs\ntitle: t\nfiles: [main.tf]\n" + extra)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Parse([]byte("apiVersion: gauntlet/v1\nname: needs\ntitle: t\nfiles: [main.tf]\n" + extra)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", extra, err, want)
 		}
 	}

@@ -88,7 +88,8 @@ func TestEstatesMatchSchema(t *testing.T) {
 	}
 }
 
-const minimal = `name: demo
+const minimal = `apiVersion: gauntlet/v1
+name: demo
 title: A demo estate
 files: [main.tf]
 `
@@ -113,17 +114,19 @@ func TestSchemaRejects(t *testing.T) {
 		{name: "unknown top-level field", yaml: minimal + "colour: blue\n"},
 		{name: "unknown field in a section", yaml: minimal + "drift: {adress: x}\n"},
 		{name: "unknown field in a list item", yaml: minimal + "kinds: [{group: '', version: v1, kind: ConfigMap, plural: configmaps}]\n"},
-		{name: "unknown field in a source file", yaml: "name: demo\ntitle: t\nsource: {repository: r, commit: '0123456789abcdef0123456789abcdef01234567', files: [{path: a.tf, sha256: '" +
+		{name: "unknown field in a source file", yaml: "apiVersion: gauntlet/v1\nname: demo\ntitle: t\nsource: {repository: r, commit: '0123456789abcdef0123456789abcdef01234567', files: [{path: a.tf, sha256: '" +
 			strings.Repeat("0", 64) + "', mode: '0644'}]}\n"},
 		{name: "a list where a map goes", yaml: minimal + "variables: [a, b]\n"},
 		{name: "a string where a bool goes", yaml: minimal + "test: {sabotaged: yes-please}\n"},
 		{name: "a string where a list goes", yaml: minimal + "writes_into: kube-system\n"},
 		{name: "a string where an integer goes", yaml: minimal + "deltas: [{name: d, why: w, old: a, new: b, count: twice}]\n"},
 		{name: "a map where a string goes", yaml: minimal + "prefix: {a: b}\n"},
-		{name: "no title", yaml: "name: demo\nfiles: [main.tf]\n"},
+		{name: "no apiVersion", yaml: strings.TrimPrefix(minimal, "apiVersion: gauntlet/v1\n")},
+		{name: "another apiVersion", yaml: strings.Replace(minimal, "gauntlet/v1", "gauntlet/v2", 1)},
+		{name: "no title", yaml: "apiVersion: gauntlet/v1\nname: demo\nfiles: [main.tf]\n"},
 		{name: "source and files", yaml: minimal + src},
-		{name: "neither source nor files", yaml: "name: demo\ntitle: t\n"},
-		{name: "a short commit", yaml: "name: demo\ntitle: t\n" + strings.Replace(src, "0123456789abcdef0123456789abcdef01234567", "0123456", 1)},
+		{name: "neither source nor files", yaml: "apiVersion: gauntlet/v1\nname: demo\ntitle: t\n"},
+		{name: "a short commit", yaml: "apiVersion: gauntlet/v1\nname: demo\ntitle: t\n" + strings.Replace(src, "0123456789abcdef0123456789abcdef01234567", "0123456", 1)},
 		{name: "a name with capitals", yaml: strings.Replace(minimal, "demo", "Demo", 1)},
 		{name: "a delta on an unknown substrate", yaml: minimal + "deltas: [{name: d, why: w, old: a, new: b, substrates: [minikube]}]\n", loaderAccepts: true},
 		{name: "a finding for an unknown stage", yaml: minimal + "findings: {day2_rnme: the engine churns}\n", loaderAccepts: true},

@@ -17,14 +17,24 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// APIVersion is the version of the estate.yaml format this gauntlet reads;
+// every estate.yaml starts by naming it, so a file written for another
+// format is refused by name rather than half-read.
+const APIVersion = "gauntlet/v1"
+
 // Spec is an estate's estate.yaml.
 type Spec struct {
-	Name        string  `json:"name"`
-	Title       string  `json:"title"`
-	Description string  `json:"description"`
-	Lane        string  `json:"lane"`
-	Set         string  `json:"set"`
-	Source      *Source `json:"source,omitempty"`
+	// APIVersion must be APIVersion ("gauntlet/v1").
+	APIVersion  string `json:"apiVersion"`
+	Name        string `json:"name"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// Lane (default "kubernetes") and Set (default "growing") are labels
+	// that group estates for a reader: recorded in the result and shown on
+	// the evidence page and by `gauntlet list`; nothing selects on them.
+	Lane   string  `json:"lane"`
+	Set    string  `json:"set"`
+	Source *Source `json:"source,omitempty"`
 	// Files are Terraform files written here, beside estate.yaml, for
 	// reference estates (no Source).
 	Files []string `json:"files,omitempty"`
@@ -414,12 +424,36 @@ func List(root string) ([]string, error) {
 
 // Parse parses and validates a spec; unknown fields are errors.
 func Parse(raw []byte) (*Spec, error) {
+	if err := checkAPIVersion(raw); err != nil {
+		return nil, err
+	}
 	var s Spec
 	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
 		return nil, err
 	}
 	s.defaults()
 	return &s, s.validate()
+}
+
+// checkAPIVersion refuses a spec that does not name APIVersion. It reads
+// apiVersion alone, before the strict parse, so a file of another format
+// (whose fields this gauntlet does not know) is refused for its version,
+// not for its first unknown field.
+func checkAPIVersion(raw []byte) error {
+	var head struct {
+		APIVersion any `json:"apiVersion"`
+	}
+	if err := yaml.Unmarshal(raw, &head); err != nil {
+		return err
+	}
+	switch head.APIVersion {
+	case APIVersion:
+		return nil
+	case nil:
+		return fmt.Errorf("apiVersion is missing: add `apiVersion: %s` as the first line", APIVersion)
+	default:
+		return fmt.Errorf("apiVersion %q: this gauntlet reads %s only: add `apiVersion: %s` as the first line (and write the rest in that format, docs/estate-yaml.md)", fmt.Sprint(head.APIVersion), APIVersion, APIVersion)
+	}
 }
 
 // defaults fills what a minimal estate.yaml (name, title, source,
