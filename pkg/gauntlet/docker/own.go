@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/debian"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/mountinfo"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
@@ -87,7 +88,7 @@ func removeRuntimeDir(execDir string) error {
 	if _, err := os.Stat(execDir); os.IsNotExist(err) {
 		return nil
 	}
-	if _, err := unmountUnder(execDir); err != nil {
+	if _, err := mountinfo.Unmount(mountinfo.Self, execDir); err != nil {
 		return err
 	}
 	return os.RemoveAll(execDir)
