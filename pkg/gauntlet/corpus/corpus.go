@@ -19,7 +19,6 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
@@ -92,28 +91,19 @@ func Import(cacheDir, dir string, src *estate.Source) ([]string, error) {
 }
 
 // Fetch downloads src's files with git (a shallow, blobless fetch of the
-// pinned commit) and stores them, verified. It needs the network;
-// offline, use Import.
+// pinned commit, the one OpenTree makes) and stores them, verified. It
+// needs the network; offline, use Import.
 func Fetch(ctx context.Context, cacheDir string, src *estate.Source) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	work, err := os.MkdirTemp("", "gauntlet-fetch-")
+	tree, err := openTree(ctx, src.Repository, src.Commit, "gauntlet corpus import DIR")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("corpus %w", err)
 	}
-	defer os.RemoveAll(work)
-	git := func(args ...string) ([]byte, error) { return gitrun.Run(ctx, work, 0, args...) }
-	for _, args := range [][]string{
-		{"init", "-q"},
-		{"fetch", "-q", "--depth=1", "--filter=blob:none", src.Repository, src.Commit},
-	} {
-		if _, err := git(args...); err != nil {
-			return nil, fmt.Errorf("corpus fetch %s@%s (offline? use `gauntlet corpus import DIR`): %w", src.Repository, short(src.Commit), err)
-		}
-	}
+	defer tree.Close()
 	var out []string
 	for _, pf := range src.Pinned() {
-		b, err := git("show", src.Commit+":"+pf.RepoPath)
+		b, err := tree.ReadFile(pf.RepoPath)
 		if err != nil {
 			return nil, fmt.Errorf("corpus fetch %s: %w", pf.RepoPath, err)
 		}

@@ -75,6 +75,20 @@ func TestFetchOfflineFailsFastWithTheFix(t *testing.T) {
 	}
 }
 
+// TestFetchRefusesAnUnnamableRepositoryFirst: a repository URL the cache
+// could not name a folder for is refused before git fetches anything
+// (Fetch shares OpenTree's fetch, which checks it first).
+func TestFetchRefusesAnUnnamableRepositoryFirst(t *testing.T) {
+	src := source("x")
+	src.Repository = "https://../owner/repo"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Fetch(ctx, t.TempDir(), src)
+	if err == nil || !strings.Contains(err.Error(), "must each name a folder") || strings.Contains(err.Error(), "git") {
+		t.Errorf("a repository the cache cannot name: %v", err)
+	}
+}
+
 func TestRepositoryURLs(t *testing.T) {
 	if _, _, err := split("not a url"); err == nil {
 		t.Error("accepted a non-URL")
