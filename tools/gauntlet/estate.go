@@ -203,11 +203,9 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 	fmt.Fprintf(w, "wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
 	if f.dir != "" && src.Repository != TODO && src.Commit != TODO {
 		// The run finds the files verified in the cache, offline.
-		c := f.cache
-		if c == "" {
-			if c, err = toolchain.DefaultCacheDir(); err != nil {
-				return err
-			}
+		c, err := cacheOrDefault(f.cache)
+		if err != nil {
+			return err
 		}
 		for _, sf := range src.Files {
 			p, err := corpus.Path(c, src, path.Join(src.Dir, sf.Path))

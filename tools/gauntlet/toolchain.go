@@ -51,6 +51,15 @@ func registerCache(fs *cli.FlagSet, cache *string) {
 	fs.Env("cache", toolchain.CacheEnv)
 }
 
+// cacheOrDefault is the --cache flag's folder, or the default cache
+// (toolchain.DefaultCacheDir) when it is empty.
+func cacheOrDefault(cache string) (string, error) {
+	if cache != "" {
+		return cache, nil
+	}
+	return toolchain.DefaultCacheDir()
+}
+
 func (f *toolchainFlags) options(l log.Logger, extra ...toolchain.Option) []toolchain.Option {
 	opts := []toolchain.Option{toolchain.WithLogger(l), toolchain.WithOffline(f.offline)}
 	if f.cache != "" {

@@ -165,6 +165,21 @@ func short(commit string) string {
 	return commit
 }
 
+// DirEnv names a folder laid out like shared/corpus that EnsureShared
+// imports from first.
+const DirEnv = "GAUNTLET_CORPUS_DIR"
+
+// EnsureShared is Ensure from the folders gauntlet's commands and tests
+// look in, in order: $GAUNTLET_CORPUS_DIR when set, then shared (the
+// shared/corpus folder beside the checkout), then - online - a fetch.
+func EnsureShared(ctx context.Context, cacheDir string, spec *estate.Spec, shared string, offline bool, l log.Logger) error {
+	var dirs []string
+	if d := os.Getenv(DirEnv); d != "" {
+		dirs = append(dirs, d)
+	}
+	return Ensure(ctx, cacheDir, spec, append(dirs, shared), offline, l)
+}
+
 // Ensure brings every source of an estate into the cache that is not there
 // yet, verified: from the first of dirs that has it (each laid out
 // <owner>/<repo>/<commit>/<path>), else - when online - by a fetch. Each
@@ -193,8 +208,8 @@ func Ensure(ctx context.Context, cacheDir string, spec *estate.Spec, dirs []stri
 			continue
 		}
 		if offline {
-			return fmt.Errorf("corpus files of %s (%s at %s) are not cached and offline (%s): run `go run ./tools/gauntlet corpus import DIR` or set GAUNTLET_CORPUS_DIR",
-				spec.Name, src.Repository, short(src.Commit), strings.Join(tried, "; "))
+			return fmt.Errorf("corpus files of %s (%s at %s) are not cached and offline (%s): run `go run ./tools/gauntlet corpus import DIR` or set %s",
+				spec.Name, src.Repository, short(src.Commit), strings.Join(tried, "; "), DirEnv)
 		}
 		l.Infof("corpus: fetching %s at %s (network)", src.Repository, short(src.Commit))
 		if _, err := Fetch(ctx, cacheDir, src); err != nil {

@@ -277,15 +277,11 @@ func ensureCorpus(t testing.TB, spec *estate.Spec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dirs []string
-	if d := os.Getenv("GAUNTLET_CORPUS_DIR"); d != "" {
-		dirs = append(dirs, d)
-	}
-	// <checkout>/estates/<name> -> <checkout>/../shared/corpus.
-	dirs = append(dirs, filepath.Join(spec.Dir, "..", "..", "..", "shared", "corpus"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := corpus.Ensure(ctx, cache, spec, dirs, true, Logger(t)); err != nil {
+	// <checkout>/estates/<name> -> <checkout>/../shared/corpus.
+	shared := filepath.Join(spec.Dir, "..", "..", "..", "shared", "corpus")
+	if err := corpus.EnsureShared(ctx, cache, spec, shared, true, Logger(t)); err != nil {
 		t.Fatal(err)
 	}
 }
