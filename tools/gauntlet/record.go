@@ -250,7 +250,7 @@ func runRecord(ctx context.Context, f recordFlags) error {
 	if sh.N > 0 {
 		dir := f.out
 		if dir == "" {
-			dir = filepath.Join("out", "shards", fmt.Sprintf("record-%d-of-%d", sh.I, sh.N))
+			dir = sh.dir("record", "")
 		}
 		if err := writeRecordShard(dir, sh, session.head, needs, runs); err != nil {
 			return err
@@ -381,10 +381,7 @@ func runAll(ctx context.Context, p runParams, out string, rec bool, sh shard) er
 	}
 	mine := sh.pick(names)
 	if out == "" {
-		out = "out"
-		if sh.N > 0 {
-			out = filepath.Join("out", "shards", fmt.Sprintf("run-%d-of-%d", sh.I, sh.N))
-		}
+		out = sh.dir("run", "out")
 	}
 	var session *recordSession
 	if rec {
