@@ -207,7 +207,7 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 // each, through the matrix.
 func compareRuns(ctx context.Context, f compareFlags, spec *estate.Spec, commit string, l log.Logger) (compare.EstateRuns, error) {
 	er := compare.EstateRuns{Name: spec.Name, Title: spec.Title, Findings: spec.Findings}
-	if err := ensureCorpus(ctx, spec, f.tf.cache, f.tf.offline, l); err != nil {
+	if err := f.tf.ensureCorpus(ctx, spec, l); err != nil {
 		return er, err
 	}
 	// Sides alternate so that runs going at once pair a build with a

@@ -94,14 +94,14 @@ func storeCorpus(cache, estates string, names []string, store func(cache string,
 	return nil
 }
 
-// ensureCorpus brings an estate's corpus files into the cache if they are
+// ensureCorpus brings an estate's corpus files into --cache if they are
 // not there yet, so `gauntlet run` needs no separate set-up: from
 // $GAUNTLET_CORPUS_DIR, else ../shared/corpus beside the checkout, else a
-// fetch when online. Each attempt is said out loud.
-func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline bool, l log.Logger) error {
-	cache, err := cacheOrDefault(cache)
+// fetch unless --offline. Each attempt is said out loud.
+func (f *toolchainFlags) ensureCorpus(ctx context.Context, spec *estate.Spec, l log.Logger) error {
+	cache, err := cacheOrDefault(f.cache)
 	if err != nil {
 		return err
 	}
-	return corpus.EnsureShared(ctx, cache, spec, filepath.Join("..", "shared", "corpus"), offline, l)
+	return corpus.EnsureShared(ctx, cache, spec, filepath.Join("..", "shared", "corpus"), f.offline, l)
 }

@@ -113,7 +113,7 @@ func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 		selected = strings.Split(f.stages, ",")
 	}
 	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+	if err := tf.ensureCorpus(ctx, spec, l); err != nil {
 		return err
 	}
 	// Every engine is built (one at a time) before the first run starts,

@@ -78,7 +78,7 @@ func runMutants(ctx context.Context, name string, tf *toolchainFlags, estates, s
 		return err
 	}
 	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+	if err := tf.ensureCorpus(ctx, spec, l); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -130,23 +130,19 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 		return nil, err
 	}
 	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, p.tf.cache, p.tf.offline, l); err != nil {
+	if err := p.tf.ensureCorpus(ctx, spec, l); err != nil {
 		return nil, err
 	}
 	commit := gitCommit(ctx)
 	if p.session != nil {
 		commit = p.session.commit(ctx)
 	}
-	opts := append([]gauntlet.Option{
-		gauntlet.WithLogger(l), gauntlet.WithOffline(p.tf.offline), gauntlet.WithKeep(p.keep),
-		gauntlet.WithCommit(commit), gauntlet.WithReproduce(p.reproduce),
+	opts := append(p.tf.runOptions(l),
+		gauntlet.WithKeep(p.keep), gauntlet.WithCommit(commit), gauntlet.WithReproduce(p.reproduce),
 		// The run's details cite the failing calls' logs here, beside
 		// the evidence, not in the work directory that is removed.
-		gauntlet.WithFailedLogs(filepath.Join(p.out, "logs")),
-	}, sideOpts...)
-	if p.tf.cache != "" {
-		opts = append(opts, gauntlet.WithCacheDir(p.tf.cache))
-	}
+		gauntlet.WithFailedLogs(filepath.Join(p.out, "logs")))
+	opts = append(opts, sideOpts...)
 	if len(p.stages) > 0 {
 		opts = append(opts, gauntlet.WithStages(p.stages...))
 	}
