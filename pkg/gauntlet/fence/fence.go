@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -183,7 +184,7 @@ func readRules(admin *rest.Config) ([]rbacv1.PolicyRule, error) {
 		return nil, err
 	}
 	var rules []rbacv1.PolicyRule
-	for _, g := range sortedKeys(byGroup) {
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		var res []string
 		for r := range byGroup[g] {
 			if g == "" && r == "secrets" || g == "coordination.k8s.io" && r == "leases" {
@@ -267,15 +268,6 @@ func listable(admin *rest.Config) (map[string]map[string]bool, error) {
 		}
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // GrantOption widens a Grant.
