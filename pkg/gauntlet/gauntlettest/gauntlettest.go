@@ -245,13 +245,7 @@ func run(t *testing.T, spec *estate.Spec, sub string, opts []gauntlet.Option) *r
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := os.Getenv(EvidenceEnv)
-	if out == "" {
-		out = t.TempDir()
-	} else {
-		out = filepath.Join(out, spec.Name)
-	}
-	out = filepath.Join(out, sub)
+	out := filepath.Join(evidenceDir(t, spec.Name), sub)
 	if _, err := evidence.WriteAll(out, res); err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +259,15 @@ func run(t *testing.T, spec *estate.Spec, sub string, opts []gauntlet.Option) *r
 	}
 	t.Logf("evidence in %s; total %s; %s", out, res.Duration.Round(time.Second), evidence.Headline(res))
 	return res
+}
+
+// evidenceDir is where a test writes evidence: $GAUNTLET_EVIDENCE_DIR/
+// <parts...> when set, else a temporary folder of the test.
+func evidenceDir(t testing.TB, parts ...string) string {
+	if d := os.Getenv(EvidenceEnv); d != "" {
+		return filepath.Join(append([]string{d}, parts...)...)
+	}
+	return t.TempDir()
 }
 
 // ensureCorpus brings the estate's pinned corpus files into the cache when
