@@ -114,14 +114,10 @@ func manyRuns(ctx context.Context, cmd, name string, tf *toolchainFlags, sf *sid
 	if verbose {
 		l = log.New(os.Stderr)
 	}
-	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+	if err := tf.ensureCorpus(ctx, spec, l); err != nil {
 		return nil, nil, err
 	}
-	opts := append([]gauntlet.Option{gauntlet.WithLogger(l), gauntlet.WithOffline(tf.offline)}, sideOpts...)
-	if tf.cache != "" {
-		opts = append(opts, gauntlet.WithCacheDir(tf.cache))
-	}
-	return spec, opts, nil
+	return spec, append(tf.runOptions(l), sideOpts...), nil
 }
 
 // runMany runs the estate n times with opts, one after the other, saying

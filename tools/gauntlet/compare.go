@@ -43,9 +43,8 @@ func compareCommand() cli.Command {
 			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
 			fs.IntVar(&f.n, "n", 3, "runs of each side per estate, `N`: engine time is flagged only outside their spread")
 			out := fs.String("out", "", "the `DIR` to write report.md, report.json, report.html and <estate>/<side>-<i>/ evidence to (default: out/compare, or out/shards/compare-I-of-N with --shard)")
-			all := fs.Bool("all", false, "every estate in --estates")
-			var sh shard
-			fs.Var(&sh, "shard", "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin)")
+			var every allFlags
+			every.register(fs, false)
 			return func(ctx context.Context, args []string) error {
 				if f.engine == "" || f.baseline == "" {
 					return cli.Usagef("compare", "--engine and --baseline are both required: the build and the engine it is compared with")
@@ -53,20 +52,17 @@ func compareCommand() cli.Command {
 				if f.n < 1 {
 					return cli.Usagef("compare", "-n %d: want at least 1 run a side", f.n)
 				}
-				if err := estateOrAll("compare", args, *all, sh); err != nil {
+				if err := every.check("compare", args); err != nil {
 					return err
 				}
-				f.shard, f.out = sh, *out
+				f.shard, f.out = every.shard, *out
 				if f.out == "" {
-					f.out = filepath.Join("out", "compare")
-					if sh.N > 0 {
-						f.out = filepath.Join("out", "shards", fmt.Sprintf("compare-%d-of-%d", sh.I, sh.N))
-					}
+					f.out = every.shard.dir("compare", filepath.Join("out", "compare"))
 				}
 				if err := f.resolve(); err != nil {
 					return err
 				}
-				specs, err := compareEstates(*estates, args, *all, sh)
+				specs, err := compareEstates(*estates, args, every.all, every.shard)
 				if err != nil {
 					return err
 				}
@@ -211,7 +207,7 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 // each, through the matrix.
 func compareRuns(ctx context.Context, f compareFlags, spec *estate.Spec, commit string, l log.Logger) (compare.EstateRuns, error) {
 	er := compare.EstateRuns{Name: spec.Name, Title: spec.Title, Findings: spec.Findings}
-	if err := ensureCorpus(ctx, spec, f.tf.cache, f.tf.offline, l); err != nil {
+	if err := f.tf.ensureCorpus(ctx, spec, l); err != nil {
 		return er, err
 	}
 	// Sides alternate so that runs going at once pair a build with a

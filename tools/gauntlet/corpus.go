@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
@@ -65,12 +63,9 @@ func corpusImportCommand() cli.Command {
 // storeCorpus stores the named estates' (all when none) source files in
 // the cache with store, and says where each went.
 func storeCorpus(cache, estates string, names []string, store func(cache string, src *estate.Source) ([]string, error)) error {
-	if cache == "" {
-		d, err := toolchain.DefaultCacheDir()
-		if err != nil {
-			return err
-		}
-		cache = d
+	cache, err := cacheOrDefault(cache)
+	if err != nil {
+		return err
 	}
 	if len(names) == 0 {
 		var err error
@@ -99,21 +94,14 @@ func storeCorpus(cache, estates string, names []string, store func(cache string,
 	return nil
 }
 
-// ensureCorpus brings an estate's corpus files into the cache if they are
+// ensureCorpus brings an estate's corpus files into --cache if they are
 // not there yet, so `gauntlet run` needs no separate set-up: from
 // $GAUNTLET_CORPUS_DIR, else ../shared/corpus beside the checkout, else a
-// fetch when online. Each attempt is said out loud.
-func ensureCorpus(ctx context.Context, spec *estate.Spec, cache string, offline bool, l log.Logger) error {
-	if cache == "" {
-		d, err := toolchain.DefaultCacheDir()
-		if err != nil {
-			return err
-		}
-		cache = d
+// fetch unless --offline. Each attempt is said out loud.
+func (f *toolchainFlags) ensureCorpus(ctx context.Context, spec *estate.Spec, l log.Logger) error {
+	cache, err := cacheOrDefault(f.cache)
+	if err != nil {
+		return err
 	}
-	var dirs []string
-	if d := os.Getenv("GAUNTLET_CORPUS_DIR"); d != "" {
-		dirs = append(dirs, d)
-	}
-	return corpus.Ensure(ctx, cache, spec, append(dirs, filepath.Join("..", "shared", "corpus")), offline, l)
+	return corpus.EnsureShared(ctx, cache, spec, filepath.Join("..", "shared", "corpus"), f.offline, l)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -156,7 +157,7 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 	if src.Commit == "" {
 		src.Commit = TODO
 	}
-	rootFiles := sortedKeys(files)
+	rootFiles := slices.Sorted(maps.Keys(files))
 	for _, rel := range rootFiles {
 		sf := estate.SourceFile{Path: rel, SHA256: corpus.Sum(files[rel])}
 		if f.flatten && strings.Contains(rel, "/") {
@@ -203,11 +204,9 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 	fmt.Fprintf(w, "wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
 	if f.dir != "" && src.Repository != TODO && src.Commit != TODO {
 		// The run finds the files verified in the cache, offline.
-		c := f.cache
-		if c == "" {
-			if c, err = toolchain.DefaultCacheDir(); err != nil {
-				return err
-			}
+		c, err := cacheOrDefault(f.cache)
+		if err != nil {
+			return err
 		}
 		for _, sf := range src.Files {
 			p, err := corpus.Path(c, src, path.Join(src.Dir, sf.Path))
@@ -575,7 +574,7 @@ func specYAML(name, title string, src *estate.Source, vars map[string]string, re
 	}
 	if len(vars) > 0 {
 		b.WriteString("variables:\n")
-		for _, k := range sortedKeys(vars) {
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
 			if vars[k] == TODO && slices.Contains(required, k) {
 				fmt.Fprintf(&b, "  %s: %s # required by the root (no default): the estate does not load until it has a value\n", k, TODO)
 				continue
@@ -596,15 +595,6 @@ func specYAML(name, title string, src *estate.Source, vars map[string]string, re
 		}
 	}
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func slug(s string) string {

@@ -48,9 +48,8 @@ func matrixCommand() cli.Command {
 			fs.IntVar(&f.jobs, "jobs", 0, "engine runs at once, `N`, each with its own two clusters (default: one per two cores on local, 1 on kind)")
 			fs.BoolVar(&f.oracleLive, "oracle-live", false, "run the oracle live with every engine instead of once, recorded, and replayed for the others")
 			fs.BoolVar(&f.reuse, "reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
-			all := fs.Bool("all", false, "every estate in --estates, one after another, each into <out>/<estate>/, and <out>/index.md")
-			var sh shard
-			fs.Var(&sh, "shard", "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin), and shard.json for `gauntlet merge`")
+			var every allFlags
+			every.register(fs, true)
 			return func(ctx context.Context, args []string) error {
 				if f.engines == "" {
 					return cli.Usagef("matrix", "--engines is required: a comma-separated list of pinned engines, or all")
@@ -60,11 +59,11 @@ func matrixCommand() cli.Command {
 				}
 				f.estates = *estates
 				f.reproduce = "go run ./tools/gauntlet matrix " + strings.Join(fs.CommandLine(), " ")
-				if err := estateOrAll("matrix", args, *all, sh); err != nil {
+				if err := every.check("matrix", args); err != nil {
 					return err
 				}
-				if *all {
-					return forEstates(ctx, "matrix", f.estates, sh, f.out, filepath.Join("out", "matrix"), func(name, dir string) error {
+				if every.all {
+					return forEstates(ctx, "matrix", f.estates, every.shard, f.out, filepath.Join("out", "matrix"), func(name, dir string) error {
 						return runMatrix(ctx, name, dir, f)
 					})
 				}
@@ -114,7 +113,7 @@ func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 		selected = strings.Split(f.stages, ",")
 	}
 	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+	if err := tf.ensureCorpus(ctx, spec, l); err != nil {
 		return err
 	}
 	// Every engine is built (one at a time) before the first run starts,

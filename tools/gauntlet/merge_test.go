@@ -33,6 +33,18 @@ func cellOf(t *testing.T, id string) string {
 	return in.Estate + "/" + in.Substrate
 }
 
+// TestShardDir: a shard's default output folder is where `gauntlet merge`
+// is told to look (out/shards/<command>-I-of-N); the whole keeps the
+// command's own.
+func TestShardDir(t *testing.T) {
+	if got := (shard{}).dir("matrix", filepath.Join("out", "matrix")); got != filepath.Join("out", "matrix") {
+		t.Errorf("no shard: %s", got)
+	}
+	if got := (shard{2, 3}).dir("run", "out"); got != filepath.Join("out", "shards", "run-2-of-3") {
+		t.Errorf("shard 2/3 of run: %s", got)
+	}
+}
+
 func TestShardPick(t *testing.T) {
 	items := []string{"e3/local", "e1/kind", "e2/local", "e1/local", "e4/kind"}
 	var all []string

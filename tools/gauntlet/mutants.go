@@ -37,21 +37,20 @@ func mutantsCommand() cli.Command {
 			out := fs.String("out", "", "the `DIR` to write mutants.md and mutants.json to; with --all, the folder holding one per estate and index.md (default: out/<estate>; with --all, out, or out/shards/mutants-I-of-N with --shard)")
 			only := fs.String("mutants", "", "run only these mutants, comma-separated `NAMES` (default: all but identity, the planted survivor that shows the matrix reports survivors)")
 			allStages := fs.Bool("all-stages", false, "run every stage for every mutant (a full matrix) instead of stopping once an expected stage caught it")
-			every := fs.Bool("all", false, "every estate in --estates, one after another, each into <out>/<estate>/, and <out>/index.md")
-			var sh shard
-			fs.Var(&sh, "shard", "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin), and shard.json for `gauntlet merge`")
+			var every allFlags
+			every.register(fs, true)
 			return func(ctx context.Context, args []string) error {
 				if err := checkSubstrate("mutants", *substrate, "local", "kind"); err != nil {
 					return err
 				}
-				if err := estateOrAll("mutants", args, *every, sh); err != nil {
+				if err := every.check("mutants", args); err != nil {
 					return err
 				}
 				one := func(name, dir string) error {
 					return runMutants(ctx, name, &tf, *estates, *substrate, dir, *only, *allStages)
 				}
-				if *every {
-					return forEstates(ctx, "mutants", *estates, sh, *out, "out", one)
+				if every.all {
+					return forEstates(ctx, "mutants", *estates, every.shard, *out, "out", one)
 				}
 				return one(args[0], *out)
 			}
@@ -79,7 +78,7 @@ func runMutants(ctx context.Context, name string, tf *toolchainFlags, estates, s
 		return err
 	}
 	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, tf.cache, tf.offline, l); err != nil {
+	if err := tf.ensureCorpus(ctx, spec, l); err != nil {
 		return err
 	}
 	start := time.Now()

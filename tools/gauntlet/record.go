@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
@@ -118,25 +116,7 @@ func statusWorld(tree *conformance.Tree) (conformance.World, error) {
 	if err != nil {
 		return conformance.World{}, err
 	}
-	w := conformance.World{Registry: reg, Coverage: conformance.ComputeCoverage(reg, stageClaims()), Current: tree, Needs: map[string][]string{}}
-	for _, s := range stage.All() {
-		for _, c := range s.Needs() {
-			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
-		}
-	}
-	for _, cli := range []struct {
-		name string
-		pin  *conformance.PinnedCLI
-	}{{"tofu", &w.Engine}, {"terraform", &w.Oracle}} {
-		v, sha, ok := tree.PinnedCLI(cli.name)
-		if !ok {
-			return w, fmt.Errorf("third_party/pins.json pins no %s", cli.name)
-		}
-		*cli.pin = conformance.PinnedCLI{Name: cli.name, Version: v, SHA256: sha}
-	}
-	caps := engine.StockCapabilities(w.Engine.Name, w.Engine.Version)
-	w.SubjectHas = func(c string) bool { return caps[engine.Capability(c)] }
-	return w, nil
+	return proofWorld(tree, reg, conformance.ComputeCoverage(reg, stageClaims()))
 }
 
 // cellRun is one re-proved cell's outcome.
@@ -250,7 +230,7 @@ func runRecord(ctx context.Context, f recordFlags) error {
 	if sh.N > 0 {
 		dir := f.out
 		if dir == "" {
-			dir = filepath.Join("out", "shards", fmt.Sprintf("record-%d-of-%d", sh.I, sh.N))
+			dir = sh.dir("record", "")
 		}
 		if err := writeRecordShard(dir, sh, session.head, needs, runs); err != nil {
 			return err
@@ -381,10 +361,7 @@ func runAll(ctx context.Context, p runParams, out string, rec bool, sh shard) er
 	}
 	mine := sh.pick(names)
 	if out == "" {
-		out = "out"
-		if sh.N > 0 {
-			out = filepath.Join("out", "shards", fmt.Sprintf("run-%d-of-%d", sh.I, sh.N))
-		}
+		out = sh.dir("run", "out")
 	}
 	var session *recordSession
 	if rec {

@@ -44,9 +44,8 @@ func runCommand() cli.Command {
 			fs.BoolVar(&p.keep, "keep", false, "keep the work directory, in <out>/work: roots, states, one log per engine call")
 			stages := fs.String("stages", "", "run only these stages, comma-separated `IDS`, with the stages they depend on (default: all)")
 			rec := fs.Bool("record", false, "keep the evidence in a new conformance/runs/<run>/ and append its rows to the ledger; needs a clean tree and the runner built from it (commit both afterwards)")
-			all := fs.Bool("all", false, "run every estate in --estates, one after another, each into <out>/<estate>/, and write <out>/index.md")
-			var sh shard
-			fs.Var(&sh, "shard", "with --all: run only part `I/N` of the estates (the I-th of N; sorted by name, round robin) and write shard.json for `gauntlet merge`")
+			var every allFlags
+			every.register(fs, true)
 			return func(ctx context.Context, args []string) error {
 				// The sides are checked before anything starts: a usage
 				// error names the fix.
@@ -58,11 +57,11 @@ func runCommand() cli.Command {
 				if *stages != "" {
 					p.stages = strings.Split(*stages, ",")
 				}
-				if err := estateOrAll("run", args, *all, sh); err != nil {
+				if err := every.check("run", args); err != nil {
 					return err
 				}
-				if *all {
-					return runAll(ctx, p, *out, *rec, sh)
+				if every.all {
+					return runAll(ctx, p, *out, *rec, every.shard)
 				}
 				p.name, p.out = args[0], *out
 				if p.out == "" {
@@ -131,23 +130,19 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 		return nil, err
 	}
 	l := log.New(os.Stderr)
-	if err := ensureCorpus(ctx, spec, p.tf.cache, p.tf.offline, l); err != nil {
+	if err := p.tf.ensureCorpus(ctx, spec, l); err != nil {
 		return nil, err
 	}
 	commit := gitCommit(ctx)
 	if p.session != nil {
 		commit = p.session.commit(ctx)
 	}
-	opts := append([]gauntlet.Option{
-		gauntlet.WithLogger(l), gauntlet.WithOffline(p.tf.offline), gauntlet.WithKeep(p.keep),
-		gauntlet.WithCommit(commit), gauntlet.WithReproduce(p.reproduce),
+	opts := append(p.tf.runOptions(l),
+		gauntlet.WithKeep(p.keep), gauntlet.WithCommit(commit), gauntlet.WithReproduce(p.reproduce),
 		// The run's details cite the failing calls' logs here, beside
 		// the evidence, not in the work directory that is removed.
-		gauntlet.WithFailedLogs(filepath.Join(p.out, "logs")),
-	}, sideOpts...)
-	if p.tf.cache != "" {
-		opts = append(opts, gauntlet.WithCacheDir(p.tf.cache))
-	}
+		gauntlet.WithFailedLogs(filepath.Join(p.out, "logs")))
+	opts = append(opts, sideOpts...)
 	if len(p.stages) > 0 {
 		opts = append(opts, gauntlet.WithStages(p.stages...))
 	}

@@ -52,6 +52,16 @@ func (s *shard) Set(v string) error {
 	return nil
 }
 
+// dir is a command's output folder: def for the whole, and
+// out/shards/<command>-I-of-N for a shard, where `gauntlet merge` finds
+// it.
+func (s shard) dir(command, def string) string {
+	if s.N == 0 {
+		return def
+	}
+	return filepath.Join("out", "shards", fmt.Sprintf("%s-%d-of-%d", command, s.I, s.N))
+}
+
 // pick is this shard's part of items: sorted by name, the I-th of every N
 // (round robin, so neighbours - an estate's local and kind cells - go to
 // different machines). Every item is in exactly one shard, and the split
@@ -154,10 +164,7 @@ func forEstates(ctx context.Context, command, estatesDir string, sh shard, root,
 	}
 	mine := sh.pick(names)
 	if root == "" {
-		root = def
-		if sh.N > 0 {
-			root = filepath.Join("out", "shards", fmt.Sprintf("%s-%d-of-%d", command, sh.I, sh.N))
-		}
+		root = sh.dir(command, def)
 	}
 	m := newManifest(command, sh, gitCommit(ctx), names, mine)
 	notClear, couldNotRun := 0, 0
@@ -208,15 +215,37 @@ func allOutcome(notClear, couldNotRun int) error {
 	return nil
 }
 
-// estateOrAll checks a command's estate argument against --all and
-// --shard: one estate, or --all with none; --shard only with --all.
-func estateOrAll(command string, args []string, all bool, sh shard) error {
+// allFlags are --all and --shard of a command that takes one estate, or
+// every estate in --estates with --all, or a part of them with --shard.
+type allFlags struct {
+	all   bool
+	shard shard
+}
+
+// register declares --all and --shard. perEstate: --all writes each
+// estate into <out>/<estate>/ and <out>/index.md, and a shard leaves
+// shard.json for `gauntlet merge` (run, matrix, mutants); otherwise the
+// command writes one report of them all (compare).
+func (a *allFlags) register(fs *cli.FlagSet, perEstate bool) {
+	all := "every estate in --estates"
+	part := "with --all: only part `I/N` of the estates (the I-th of N; sorted by name, round robin)"
+	if perEstate {
+		all += ", one after another, each into <out>/<estate>/, and <out>/index.md"
+		part += ", and shard.json for `gauntlet merge`"
+	}
+	fs.BoolVar(&a.all, "all", false, all)
+	fs.Var(&a.shard, "shard", part)
+}
+
+// check checks a command's estate argument against --all and --shard:
+// one estate, or --all with none; --shard only with --all.
+func (a *allFlags) check(command string, args []string) error {
 	switch {
-	case sh.N > 0 && !all:
+	case a.shard.N > 0 && !a.all:
 		return cli.Usagef(command, "--shard needs --all: it picks a part of every estate")
-	case all && len(args) > 0:
+	case a.all && len(args) > 0:
 		return cli.Usagef(command, "--all takes every estate: give no estate name (got %q)", args[0])
-	case !all && len(args) == 0:
+	case !a.all && len(args) == 0:
 		return cli.Usagef(command, "want <estate> (`gauntlet list` shows them), or --all")
 	}
 	return nil

@@ -239,6 +239,31 @@ type statusFlags struct {
 	all, hygiene, strict, asJSON bool
 }
 
+// proofWorld is what status and record derive proof from, for tree: the
+// registry and its coverage, the capabilities each stage needs, the
+// pinned engine and oracle, and what the stock engine can do.
+func proofWorld(tree *conformance.Tree, reg *conformance.Registry, cov conformance.Coverage) (conformance.World, error) {
+	w := conformance.World{Registry: reg, Coverage: cov, Current: tree, Needs: map[string][]string{}}
+	for _, s := range stage.All() {
+		for _, c := range s.Needs() {
+			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
+		}
+	}
+	for _, cli := range []struct {
+		name string
+		pin  *conformance.PinnedCLI
+	}{{"tofu", &w.Engine}, {"terraform", &w.Oracle}} {
+		v, sha, ok := tree.PinnedCLI(cli.name)
+		if !ok {
+			return w, fmt.Errorf("third_party/pins.json pins no %s", cli.name)
+		}
+		*cli.pin = conformance.PinnedCLI{Name: cli.name, Version: v, SHA256: sha}
+	}
+	caps := engine.StockCapabilities(w.Engine.Name, w.Engine.Version)
+	w.SubjectHas = func(c string) bool { return caps[engine.Capability(c)] }
+	return w, nil
+}
+
 func runStatus(ctx context.Context, f statusFlags) error {
 	reg, err := conformance.LoadRegistry(registryPath)
 	if err != nil {
@@ -267,28 +292,14 @@ func runStatus(ctx context.Context, f statusFlags) error {
 	if err != nil {
 		return err
 	}
-	w := conformance.World{Registry: reg, Coverage: cov, Current: tree, Needs: map[string][]string{}}
+	w, err := proofWorld(tree, reg, cov)
+	if err != nil {
+		return err
+	}
 	if w.Estates, err = estate.List("estates"); err != nil {
 		return err
 	}
 	w.Declines = declines("estates")
-	for _, s := range stage.All() {
-		for _, c := range s.Needs() {
-			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
-		}
-	}
-	for _, cli := range []struct {
-		name string
-		pin  *conformance.PinnedCLI
-	}{{"tofu", &w.Engine}, {"terraform", &w.Oracle}} {
-		v, sha, ok := tree.PinnedCLI(cli.name)
-		if !ok {
-			return fmt.Errorf("third_party/pins.json pins no %s", cli.name)
-		}
-		*cli.pin = conformance.PinnedCLI{Name: cli.name, Version: v, SHA256: sha}
-	}
-	caps := engine.StockCapabilities(w.Engine.Name, w.Engine.Version)
-	w.SubjectHas = func(c string) bool { return caps[engine.Capability(c)] }
 	rep, err := conformance.Derive(w, ledger)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
@@ -49,6 +50,25 @@ func (f *toolchainFlags) register(fs *cli.FlagSet, withTool bool) {
 func registerCache(fs *cli.FlagSet, cache *string) {
 	fs.StringVar(cache, "cache", "", "the toolchain and corpus cache `DIR` (default: gauntlet/ in the user cache dir, e.g. ~/.cache/gauntlet)")
 	fs.Env("cache", toolchain.CacheEnv)
+}
+
+// cacheOrDefault is the --cache flag's folder, or the default cache
+// (toolchain.DefaultCacheDir) when it is empty.
+func cacheOrDefault(cache string) (string, error) {
+	if cache != "" {
+		return cache, nil
+	}
+	return toolchain.DefaultCacheDir()
+}
+
+// runOptions are the options the flags give gauntlet.Run: the logger,
+// --offline and --cache.
+func (f *toolchainFlags) runOptions(l log.Logger) []gauntlet.Option {
+	opts := []gauntlet.Option{gauntlet.WithLogger(l), gauntlet.WithOffline(f.offline)}
+	if f.cache != "" {
+		opts = append(opts, gauntlet.WithCacheDir(f.cache))
+	}
+	return opts
 }
 
 func (f *toolchainFlags) options(l log.Logger, extra ...toolchain.Option) []toolchain.Option {

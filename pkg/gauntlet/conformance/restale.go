@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -62,7 +64,7 @@ func StaleCells(w World, l *Ledger) ([]Need, error) {
 		}
 		var missing, stale []string
 		staleWhy := ""
-		for _, st := range sortedKeys(want) {
+		for _, st := range slices.Sorted(maps.Keys(want)) {
 			var ran []Row
 			fresh := false
 			for _, r := range l.Rows {
@@ -110,13 +112,4 @@ func staleBecause(then, now *Inputs, qs ...Requirement) []string {
 		}
 	}
 	return append(out, Changed(then, now)...)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/gitrun"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
@@ -92,28 +91,19 @@ func Import(cacheDir, dir string, src *estate.Source) ([]string, error) {
 }
 
 // Fetch downloads src's files with git (a shallow, blobless fetch of the
-// pinned commit) and stores them, verified. It needs the network;
-// offline, use Import.
+// pinned commit, the one OpenTree makes) and stores them, verified. It
+// needs the network; offline, use Import.
 func Fetch(ctx context.Context, cacheDir string, src *estate.Source) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	work, err := os.MkdirTemp("", "gauntlet-fetch-")
+	tree, err := openTree(ctx, src.Repository, src.Commit, "gauntlet corpus import DIR")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("corpus %w", err)
 	}
-	defer os.RemoveAll(work)
-	git := func(args ...string) ([]byte, error) { return gitrun.Run(ctx, work, 0, args...) }
-	for _, args := range [][]string{
-		{"init", "-q"},
-		{"fetch", "-q", "--depth=1", "--filter=blob:none", src.Repository, src.Commit},
-	} {
-		if _, err := git(args...); err != nil {
-			return nil, fmt.Errorf("corpus fetch %s@%s (offline? use `gauntlet corpus import DIR`): %w", src.Repository, short(src.Commit), err)
-		}
-	}
+	defer tree.Close()
 	var out []string
 	for _, pf := range src.Pinned() {
-		b, err := git("show", src.Commit+":"+pf.RepoPath)
+		b, err := tree.ReadFile(pf.RepoPath)
 		if err != nil {
 			return nil, fmt.Errorf("corpus fetch %s: %w", pf.RepoPath, err)
 		}
@@ -175,6 +165,21 @@ func short(commit string) string {
 	return commit
 }
 
+// DirEnv names a folder laid out like shared/corpus that EnsureShared
+// imports from first.
+const DirEnv = "GAUNTLET_CORPUS_DIR"
+
+// EnsureShared is Ensure from the folders gauntlet's commands and tests
+// look in, in order: $GAUNTLET_CORPUS_DIR when set, then shared (the
+// shared/corpus folder beside the checkout), then - online - a fetch.
+func EnsureShared(ctx context.Context, cacheDir string, spec *estate.Spec, shared string, offline bool, l log.Logger) error {
+	var dirs []string
+	if d := os.Getenv(DirEnv); d != "" {
+		dirs = append(dirs, d)
+	}
+	return Ensure(ctx, cacheDir, spec, append(dirs, shared), offline, l)
+}
+
 // Ensure brings every source of an estate into the cache that is not there
 // yet, verified: from the first of dirs that has it (each laid out
 // <owner>/<repo>/<commit>/<path>), else - when online - by a fetch. Each
@@ -203,8 +208,8 @@ func Ensure(ctx context.Context, cacheDir string, spec *estate.Spec, dirs []stri
 			continue
 		}
 		if offline {
-			return fmt.Errorf("corpus files of %s (%s at %s) are not cached and offline (%s): run `go run ./tools/gauntlet corpus import DIR` or set GAUNTLET_CORPUS_DIR",
-				spec.Name, src.Repository, short(src.Commit), strings.Join(tried, "; "))
+			return fmt.Errorf("corpus files of %s (%s at %s) are not cached and offline (%s): run `go run ./tools/gauntlet corpus import DIR` or set %s",
+				spec.Name, src.Repository, short(src.Commit), strings.Join(tried, "; "), DirEnv)
 		}
 		l.Infof("corpus: fetching %s at %s (network)", src.Repository, short(src.Commit))
 		if _, err := Fetch(ctx, cacheDir, src); err != nil {

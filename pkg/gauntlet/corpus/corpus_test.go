@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 )
 
 func source(content string) *estate.Source {
@@ -72,6 +73,52 @@ func TestFetchOfflineFailsFastWithTheFix(t *testing.T) {
 	_, err := Fetch(ctx, t.TempDir(), src)
 	if err == nil || !strings.Contains(err.Error(), "corpus import") {
 		t.Errorf("a fetch that cannot reach the repository: %v", err)
+	}
+}
+
+// TestFetchRefusesAnUnnamableRepositoryFirst: a repository URL the cache
+// could not name a folder for is refused before git fetches anything
+// (Fetch shares OpenTree's fetch, which checks it first).
+func TestFetchRefusesAnUnnamableRepositoryFirst(t *testing.T) {
+	src := source("x")
+	src.Repository = "https://../owner/repo"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Fetch(ctx, t.TempDir(), src)
+	if err == nil || !strings.Contains(err.Error(), "must each name a folder") || strings.Contains(err.Error(), "git") {
+		t.Errorf("a repository the cache cannot name: %v", err)
+	}
+}
+
+// TestEnsureSharedTriesTheEnvironmentsFolderFirst: $GAUNTLET_CORPUS_DIR
+// is imported from before the shared folder; without either, offline is
+// an error naming the variable.
+func TestEnsureSharedTriesTheEnvironmentsFolderFirst(t *testing.T) {
+	src := source("resource {}\n")
+	spec := &estate.Spec{Name: "e", Source: src}
+	ctx := context.Background()
+	missing := filepath.Join(t.TempDir(), "no-shared-corpus")
+	t.Setenv(DirEnv, "")
+	if err := EnsureShared(ctx, t.TempDir(), spec, missing, true, log.Discard()); err == nil || !strings.Contains(err.Error(), DirEnv) {
+		t.Errorf("offline with no folder holding the files: %v", err)
+	}
+	t.Setenv(DirEnv, layout(t, false, src, "resource {}\n"))
+	cache := t.TempDir()
+	if err := EnsureShared(ctx, cache, spec, missing, true, log.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verified(cache, src); err != nil {
+		t.Errorf("not imported from $%s: %v", DirEnv, err)
+	}
+	// The shared folder is tried after it: an altered copy in the
+	// environment's folder is refused, the shared one imported.
+	t.Setenv(DirEnv, layout(t, false, src, "altered\n"))
+	cache = t.TempDir()
+	if err := EnsureShared(ctx, cache, spec, layout(t, true, src, "resource {}\n"), true, log.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verified(cache, src); err != nil {
+		t.Errorf("not imported from the shared folder: %v", err)
 	}
 }
 

@@ -25,6 +25,14 @@ type GitTree struct {
 // the root and every file it references. The fetch is bounded to three
 // minutes, and so is each later read.
 func OpenTree(ctx context.Context, repository, commit string) (*GitTree, error) {
+	return openTree(ctx, repository, commit, "gauntlet estate new --dir DIR")
+}
+
+// openTree is the one shallow, blobless fetch of a commit, for OpenTree
+// and Fetch; a failed fetch names offline, the command to use instead. A
+// repository URL the cache could not name is refused before anything is
+// fetched.
+func openTree(ctx context.Context, repository, commit, offline string) (*GitTree, error) {
 	if _, _, err := split(repository); err != nil {
 		return nil, err
 	}
@@ -36,7 +44,7 @@ func OpenTree(ctx context.Context, repository, commit string) (*GitTree, error) 
 	for _, args := range [][]string{{"init", "-q"}, {"fetch", "-q", "--depth=1", "--filter=blob:none", repository, commit}} {
 		if _, err := t.git(args...); err != nil {
 			os.RemoveAll(work)
-			return nil, fmt.Errorf("fetch %s@%s (offline? use `gauntlet estate new --dir DIR`): %w", repository, short(commit), err)
+			return nil, fmt.Errorf("fetch %s@%s (offline? use `%s`): %w", repository, short(commit), offline, err)
 		}
 	}
 	return t, nil

@@ -10,9 +10,11 @@ package derive
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -151,7 +153,7 @@ func (p *Plans) drift(cands []cand) {
 	var picks []pick
 	for _, c := range cands {
 		live := c.u.GetLabels()
-		keys := sortedKeys(c.b.labels)
+		keys := slices.Sorted(maps.Keys(c.b.labels))
 		for _, k := range keys {
 			if v := c.b.labels[k]; live[k] == v {
 				picks = append(picks, pick{c, k, v})
@@ -317,15 +319,6 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 		Move: estate.Tamper{Object: move.Ref, Patch: `[{"op":"add","path":"/metadata/labels/stray","value":"yes"}]`}}
 	p.Why["plan_approval"] = fmt.Sprintf("the HCL writer adds label %s = \"yes\" to %s (one update, saved as a plan); the world then moves out of band: label stray=yes on %s",
 		ReviewedLabel, target.b.address, move.Ref)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // analyse reads the root's resource blocks and the references between

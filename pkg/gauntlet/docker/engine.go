@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/mountinfo"
 	glog "github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
@@ -223,7 +224,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	}
 	var errs []error
 	for _, root := range []string{e.execDir, filepath.Join(e.dir, "data")} {
-		left, err := unmountUnder(root)
+		left, err := mountinfo.Unmount(mountinfo.Self, root)
 		if len(left) > 0 {
 			e.logger.Warnf("docker: unmounted %d mount(s) dockerd left under %s", len(left), root)
 		}

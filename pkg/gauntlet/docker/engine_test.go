@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/mountinfo"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
@@ -35,20 +36,6 @@ func TestMissingCapsAreReadFromTheBoundingSet(t *testing.T) {
 	}
 	if _, err := capsMissingFrom("Name:\tx\n"); err == nil {
 		t.Error("a status without CapBnd was accepted")
-	}
-}
-
-func TestMountsUnderAreListedDeepestFirst(t *testing.T) {
-	info := `22 1 0:21 / / rw - ext4 /dev/vda rw
-90 22 0:50 / /c/docker/data rw - ext4 /dev/vda rw
-91 90 0:51 / /c/docker/data/overlay2/abc/merged rw - overlay overlay rw
-92 22 0:52 / /c/docker-other rw - tmpfs tmpfs rw
-93 90 0:53 / /c/docker/data/with\040space rw - tmpfs tmpfs rw
-`
-	got := mountsUnder(info, "/c/docker/data")
-	want := []string{"/c/docker/data/overlay2/abc/merged", "/c/docker/data/with space", "/c/docker/data"}
-	if !slices.Equal(got, want) {
-		t.Errorf("mounts %v, want %v", got, want)
 	}
 }
 
@@ -126,7 +113,7 @@ func TestOwnEngineRunsAPrivilegedContainerAndLeavesNothing(t *testing.T) {
 	}
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, d := range []string{e.execDir, filepath.Join(e.dir, "data")} {
-		if m := mountsUnder(string(mi), d); len(m) > 0 {
+		if m := mountinfo.Under(string(mi), d); len(m) > 0 {
 			t.Errorf("mounts left under %s: %v", d, m)
 		}
 	}

@@ -1,13 +1,10 @@
 package docker
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // capNames are the Linux capabilities Docker grants a privileged
@@ -52,64 +49,4 @@ func capsMissingFrom(status string) ([]string, error) {
 		return missing, nil
 	}
 	return nil, fmt.Errorf("no CapBnd line in /proc/self/status")
-}
-
-// mountsUnder lists the mount points at or below root in a
-// /proc/self/mountinfo text, deepest first (the order to unmount them).
-func mountsUnder(mountinfo, root string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(mountinfo))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 5 {
-			continue
-		}
-		mp := unescapeMount(f[4])
-		if mp == root || strings.HasPrefix(mp, root+"/") {
-			out = append(out, mp)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// unmountUnder lazily unmounts whatever is still mounted under root and
-// returns what it unmounted.
-func unmountUnder(root string) ([]string, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	var done []string
-	var errs []string
-	for _, mp := range mountsUnder(string(b), root) {
-		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", mp, err))
-			continue
-		}
-		done = append(done, mp)
-	}
-	if len(errs) > 0 {
-		return done, fmt.Errorf("unmount under %s: %s", root, strings.Join(errs, "; "))
-	}
-	return done, nil
 }

@@ -9,12 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/debian"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/flock"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/mountinfo"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
@@ -87,7 +88,7 @@ func removeRuntimeDir(execDir string) error {
 	if _, err := os.Stat(execDir); os.IsNotExist(err) {
 		return nil
 	}
-	if _, err := unmountUnder(execDir); err != nil {
+	if _, err := mountinfo.Unmount(mountinfo.Self, execDir); err != nil {
 		return err
 	}
 	return os.RemoveAll(execDir)
@@ -241,43 +242,16 @@ func startDockerd(ctx context.Context, o *options, root, dir, execDir, host, wra
 	}
 }
 
-// lock takes an exclusive file lock and records this process's pid in
-// the file. While another process holds it, lock waits, calling waiting
-// once with that process's pid; it refuses to wait for itself.
+// lock takes the exclusive lock of gauntlet's engine, recording this
+// process's pid in the file. While another process holds it, lock waits,
+// calling waiting once with that process's pid; it refuses to wait for
+// itself.
 func lock(ctx context.Context, path string, waiting func(pid string)) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
+	unlock, err := flock.LockPID(ctx, path, 200*time.Millisecond, waiting)
+	if errors.Is(err, flock.ErrSelf) {
+		return nil, fmt.Errorf("this process already runs gauntlet's Docker engine: share that engine (kind.WithEngine) instead of starting another")
 	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			f.Truncate(0)
-			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-			return func() { f.Truncate(0); syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		holder, _ := os.ReadFile(path)
-		pid := strings.TrimSpace(string(holder))
-		if pid == strconv.Itoa(os.Getpid()) {
-			f.Close()
-			return nil, fmt.Errorf("this process already runs gauntlet's Docker engine: share that engine (kind.WithEngine) instead of starting another")
-		}
-		if !told {
-			waiting(pid)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return unlock, err
 }
 
 func logTail(path string, n int) string {

@@ -54,15 +54,7 @@ func (w *Workspace) Apply(ctx context.Context, o ApplyOptions, opts ...RunOption
 	if o.NoLock {
 		args = append(args, "-lock=false")
 	}
-	if o.Parallelism > 0 {
-		args = append(args, "-parallelism="+strconv.Itoa(o.Parallelism))
-	}
-	if o.Destroy {
-		args = append(args, "-destroy")
-	}
-	for _, t := range o.Targets {
-		args = append(args, "-target="+t)
-	}
+	args = append(args, scopeArgs(o.Parallelism, o.Destroy, o.Targets)...)
 	if o.PlanFile != "" {
 		args = append(args, o.PlanFile)
 	} else {
@@ -78,6 +70,23 @@ func (w *Workspace) Apply(ctx context.Context, o ApplyOptions, opts ...RunOption
 		return a, fmt.Errorf("%s apply: exit 0 but no completion line (log: %s)", w.Engine.Profile.Name, call.Log)
 	}
 	return a, nil
+}
+
+// scopeArgs are the flags plan and apply share, in this order:
+// -parallelism=N when parallelism > 0, -destroy, -target=ADDR for each
+// target.
+func scopeArgs(parallelism int, destroy bool, targets []string) []string {
+	var args []string
+	if parallelism > 0 {
+		args = append(args, "-parallelism="+strconv.Itoa(parallelism))
+	}
+	if destroy {
+		args = append(args, "-destroy")
+	}
+	for _, t := range targets {
+		args = append(args, "-target="+t)
+	}
+	return args
 }
 
 func parseApplied(out string) (Applied, bool) {

@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestParseApplied reads both CLIs' apply summaries, OpenTofu's count of
 // objects a removed block forgot included.
@@ -18,5 +21,17 @@ func TestParseApplied(t *testing.T) {
 	}
 	if _, ok := parseApplied("Apply complete! Resources: 0 added, 0 changed, 0 destroyed, 1 gone.\n"); ok {
 		t.Error("an unknown count was read as a summary")
+	}
+}
+
+// TestScopeArgs: plan and apply pass -parallelism, -destroy and each
+// -target the same way, and nothing for the zero values.
+func TestScopeArgs(t *testing.T) {
+	if got := scopeArgs(0, false, nil); len(got) != 0 {
+		t.Errorf("zero values: %q", got)
+	}
+	got := strings.Join(scopeArgs(4, true, []string{"a.b", "c"}), " ")
+	if want := "-parallelism=4 -destroy -target=a.b -target=c"; got != want {
+		t.Errorf("scopeArgs = %q, want %q", got, want)
 	}
 }

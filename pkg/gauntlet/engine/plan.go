@@ -121,15 +121,7 @@ func (w *Workspace) Plan(ctx context.Context, o PlanOptions, opts ...RunOption) 
 	if o.NoRefresh {
 		args = append(args, "-refresh=false")
 	}
-	if o.Parallelism > 0 {
-		args = append(args, "-parallelism="+strconv.Itoa(o.Parallelism))
-	}
-	if o.Destroy {
-		args = append(args, "-destroy")
-	}
-	for _, t := range o.Targets {
-		args = append(args, "-target="+t)
-	}
+	args = append(args, scopeArgs(o.Parallelism, o.Destroy, o.Targets)...)
 	if o.DetailedExitcode {
 		args = append(args, "-detailed-exitcode")
 		opts = append(opts, AcceptExit(2))

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -183,7 +184,7 @@ func readRules(admin *rest.Config) ([]rbacv1.PolicyRule, error) {
 		return nil, err
 	}
 	var rules []rbacv1.PolicyRule
-	for _, g := range sortedKeys(byGroup) {
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		var res []string
 		for r := range byGroup[g] {
 			if g == "" && r == "secrets" || g == "coordination.k8s.io" && r == "leases" {
@@ -199,9 +200,10 @@ func readRules(admin *rest.Config) ([]rbacv1.PolicyRule, error) {
 	return rules, nil
 }
 
-// ownRules grants every verb on the kinds, by the resource discovery
-// names for each.
-func ownRules(admin *rest.Config, kinds []schema.GroupKind) ([]rbacv1.PolicyRule, error) {
+// served is every resource list discovery serves. A group whose
+// discovery failed (an aggregated API that is down) is left out, not an
+// error: the rest still describe the cluster.
+func served(admin *rest.Config) ([]*metav1.APIResourceList, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(admin)
 	if err != nil {
 		return nil, err
@@ -209,6 +211,16 @@ func ownRules(admin *rest.Config, kinds []schema.GroupKind) ([]rbacv1.PolicyRule
 	_, lists, err := dc.ServerGroupsAndResources()
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	return lists, nil
+}
+
+// ownRules grants every verb on the kinds, by the resource discovery
+// names for each.
+func ownRules(admin *rest.Config, kinds []schema.GroupKind) ([]rbacv1.PolicyRule, error) {
+	lists, err := served(admin)
+	if err != nil {
+		return nil, err
 	}
 	var rules []rbacv1.PolicyRule
 	for _, k := range kinds {
@@ -242,13 +254,9 @@ func resourceFor(lists []*metav1.APIResourceList, k schema.GroupKind) string {
 // listable is every resource discovery serves with the list verb, by
 // group (subresources left out).
 func listable(admin *rest.Config) (map[string]map[string]bool, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(admin)
+	lists, err := served(admin)
 	if err != nil {
 		return nil, err
-	}
-	_, lists, err := dc.ServerGroupsAndResources()
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
-		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	out := map[string]map[string]bool{}
 	for _, l := range lists {
@@ -267,15 +275,6 @@ func listable(admin *rest.Config) (map[string]map[string]bool, error) {
 		}
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // GrantOption widens a Grant.

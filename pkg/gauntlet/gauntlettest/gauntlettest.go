@@ -245,13 +245,7 @@ func run(t *testing.T, spec *estate.Spec, sub string, opts []gauntlet.Option) *r
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := os.Getenv(EvidenceEnv)
-	if out == "" {
-		out = t.TempDir()
-	} else {
-		out = filepath.Join(out, spec.Name)
-	}
-	out = filepath.Join(out, sub)
+	out := filepath.Join(evidenceDir(t, spec.Name), sub)
 	if _, err := evidence.WriteAll(out, res); err != nil {
 		t.Fatal(err)
 	}
@@ -267,6 +261,15 @@ func run(t *testing.T, spec *estate.Spec, sub string, opts []gauntlet.Option) *r
 	return res
 }
 
+// evidenceDir is where a test writes evidence: $GAUNTLET_EVIDENCE_DIR/
+// <parts...> when set, else a temporary folder of the test.
+func evidenceDir(t testing.TB, parts ...string) string {
+	if d := os.Getenv(EvidenceEnv); d != "" {
+		return filepath.Join(append([]string{d}, parts...)...)
+	}
+	return t.TempDir()
+}
+
 // ensureCorpus brings the estate's pinned corpus files into the cache when
 // it lacks them: from $GAUNTLET_CORPUS_DIR, else the shared/corpus folder
 // beside the checkout (or beside Bazel's runfiles tree), both laid out
@@ -277,15 +280,11 @@ func ensureCorpus(t testing.TB, spec *estate.Spec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dirs []string
-	if d := os.Getenv("GAUNTLET_CORPUS_DIR"); d != "" {
-		dirs = append(dirs, d)
-	}
-	// <checkout>/estates/<name> -> <checkout>/../shared/corpus.
-	dirs = append(dirs, filepath.Join(spec.Dir, "..", "..", "..", "shared", "corpus"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := corpus.Ensure(ctx, cache, spec, dirs, true, Logger(t)); err != nil {
+	// <checkout>/estates/<name> -> <checkout>/../shared/corpus.
+	shared := filepath.Join(spec.Dir, "..", "..", "..", "shared", "corpus")
+	if err := corpus.EnsureShared(ctx, cache, spec, shared, true, Logger(t)); err != nil {
 		t.Fatal(err)
 	}
 }

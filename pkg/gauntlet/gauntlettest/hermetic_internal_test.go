@@ -1,6 +1,7 @@
 package gauntlettest
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -34,5 +35,18 @@ func TestInside(t *testing.T) {
 		if got := inside(c.dir, c.p); got != c.want {
 			t.Errorf("inside(%q, %q) = %v", c.dir, c.p, got)
 		}
+	}
+}
+
+// TestEvidenceDir: $GAUNTLET_EVIDENCE_DIR/<estate>/<sub> when set (the
+// folder CI keeps), else a temporary folder of the test.
+func TestEvidenceDir(t *testing.T) {
+	t.Setenv(EvidenceEnv, "/kept")
+	if got := evidenceDir(t, "e", "mutant-m"); got != "/kept/e/mutant-m" {
+		t.Errorf("with %s set: %s", EvidenceEnv, got)
+	}
+	t.Setenv(EvidenceEnv, "")
+	if got := evidenceDir(t, "e"); !strings.HasPrefix(got, os.TempDir()) {
+		t.Errorf("unset: %s, want a folder under %s", got, os.TempDir())
 	}
 }

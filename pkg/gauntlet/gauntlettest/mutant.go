@@ -2,8 +2,6 @@ package gauntlettest
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,12 +31,7 @@ func Mutant(t *testing.T, dir, name string) mutant.Row {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := os.Getenv(EvidenceEnv)
-	if out == "" {
-		out = t.TempDir()
-	} else {
-		out = filepath.Join(out, spec.Name, "mutant-"+name)
-	}
+	out := evidenceDir(t, spec.Name, "mutant-"+name)
 	if _, err := mutant.WriteAll(out, m); err != nil {
 		t.Fatal(err)
 	}

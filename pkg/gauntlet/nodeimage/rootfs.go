@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/debian"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/mountinfo"
 )
 
 // baseRecord is written last into a finished base directory.
@@ -423,21 +424,8 @@ func removeBuildDir(dir string) error {
 	if _, err := os.Stat(dir); os.IsNotExist(err) {
 		return nil
 	}
-	raw, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return err
-	}
-	var mounts []string
-	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
-			mounts = append(mounts, f[4])
-		}
-	}
-	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i]) > len(mounts[j]) })
-	for _, m := range mounts {
-		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
-			return fmt.Errorf("%s is still mounted inside the unfinished build %s (%v): unmount it, then build again", m, dir, err)
-		}
+	if _, err := mountinfo.Unmount(mountinfo.Self, dir); err != nil {
+		return fmt.Errorf("%w: unmount what is left inside the unfinished build, then build again", err)
 	}
 	return os.RemoveAll(dir)
 }

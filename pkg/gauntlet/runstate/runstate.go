@@ -29,6 +29,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/mountinfo"
 )
 
 // Record is one gauntlet process's state file.
@@ -361,7 +363,7 @@ func clean(ctx context.Context, proc procFS, rec Record) (Cleaned, error) {
 		}
 	}
 	for _, root := range rec.Mounts {
-		done, err := unmountUnder(filepath.Join(string(proc), "self", "mountinfo"), root)
+		done, err := mountinfo.Unmount(filepath.Join(string(proc), "self", "mountinfo"), root)
 		c.Unmounted = append(c.Unmounted, done...)
 		if err != nil {
 			errs = append(errs, err)

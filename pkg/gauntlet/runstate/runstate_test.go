@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/mountinfo"
 )
 
 func TestParseStat(t *testing.T) {
@@ -58,20 +60,6 @@ func TestDoomed(t *testing.T) {
 	slices.Sort(got)
 	if want := []int{100, 101, 102, 400}; !slices.Equal(got, want) {
 		t.Fatalf("doomed %v, want %v", got, want)
-	}
-}
-
-func TestMountsUnder(t *testing.T) {
-	info := strings.Join([]string{
-		"22 1 0:21 / / rw - ext4 /dev/sda1 rw",
-		`30 22 0:30 / /tmp/run/a rw - tmpfs tmpfs rw`,
-		`31 30 0:31 / /tmp/run/a/b\040c rw - overlay overlay rw`,
-		`32 22 0:32 / /tmp/runner rw - tmpfs tmpfs rw`,
-		`33 22 0:33 / /tmp/run rw - tmpfs tmpfs rw`,
-	}, "\n")
-	got := mountsUnder(info, "/tmp/run/")
-	if want := []string{"/tmp/run/a/b c", "/tmp/run/a", "/tmp/run"}; !slices.Equal(got, want) {
-		t.Fatalf("mounts %q, want %q", got, want)
 	}
 }
 
@@ -287,7 +275,7 @@ func TestCleanUnmountsThenRemoves(t *testing.T) {
 		t.Fatalf("cleaned %+v, want %v unmounted and %s removed", c, want, root)
 	}
 	b, _ := os.ReadFile("/proc/self/mountinfo")
-	if left := mountsUnder(string(b), root); len(left) > 0 {
+	if left := mountinfo.Under(string(b), root); len(left) > 0 {
 		t.Errorf("still mounted: %v", left)
 	}
 	if _, err := os.Stat(root); !os.IsNotExist(err) {

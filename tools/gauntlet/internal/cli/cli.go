@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -212,7 +213,7 @@ func (fs *FlagSet) explain(err error) error {
 func (fs *FlagSet) applyEnv() error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range sortedKeys(fs.env) {
+	for _, name := range slices.Sorted(maps.Keys(fs.env)) {
 		env := fs.env[name]
 		v, ok := os.LookupEnv(env)
 		if set[name] || !ok || v == "" {
@@ -244,13 +245,4 @@ func quoteArgs(a []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, " ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

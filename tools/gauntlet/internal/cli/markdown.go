@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -69,7 +71,7 @@ func (a *App) Markdown(w io.Writer, regenerate string) error {
 		fmt.Fprintf(b, "\n## Environment variables that set flag defaults\n\nA flag given on the command line wins over its variable.\n\n")
 		for _, e := range envs {
 			var by []string
-			for _, f := range sortedKeys(uses[e]) {
+			for _, f := range slices.Sorted(maps.Keys(uses[e])) {
 				by = append(by, fmt.Sprintf("`--%s` of %s", f, strings.Join(uses[e][f], ", ")))
 			}
 			fmt.Fprintf(b, "- `%s`: %s\n", e, strings.Join(by, "; "))
