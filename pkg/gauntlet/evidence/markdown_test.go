@@ -153,6 +153,7 @@ func TestMarkdownVerdicts(t *testing.T) {
 				s.Verdict = result.Fail
 				s.Checks = []result.Check{
 					{Name: "labels", Verdict: result.Pass, NoBreak: "nothing can unlabel it"},
+					{Name: "annotations", Verdict: result.Unproven},
 					{Name: "same objects", Verdict: result.Fail, Detail: "2 differences\nConfigMap a/b data.k: want x, got y",
 						Findings:          []result.Finding{{Side: "subject", Object: "ConfigMap a/b", Field: "data.k", Want: "x", Got: "y"}},
 						MeasurementErrors: []string{"read ConfigMap a/c: timeout"}},
@@ -160,8 +161,9 @@ func TestMarkdownVerdicts(t *testing.T) {
 			}),
 			want: []string{"Not clear: one of 2 headline stages fails: Migrate."},
 			sections: []string{
-				"| Migrate (migrate) | fail | 3s | 0/2 proven, 1 without a BREAK, 1 failed | same objects failed: 2 differences |\n",
+				"| Migrate (migrate) | fail | 3s | 0/3 proven, 1 without a BREAK, 1 unproven, 1 failed | same objects failed: 2 differences |\n",
 				"- labels: pass, no BREAK: nothing can unlabel it.\n" +
+					"- **annotations: UNPROVEN**: it passed, but no BREAK made it fail.\n" +
 					"- **same objects: FAIL**: 2 differences.\n" +
 					"  - finding: subject: ConfigMap a/b data.k: want x, got y\n" +
 					"  - could not measure: read ConfigMap a/c: timeout\n",

@@ -134,6 +134,8 @@ func checkTally(c result.Check) string {
 		return "without a BREAK"
 	case result.Fail:
 		return "failed"
+	case result.Unproven:
+		return "unproven"
 	}
 	return verdictWord(c.Verdict)
 }
