@@ -173,6 +173,30 @@ func TestSideFlags(t *testing.T) {
 	}
 }
 
+// TestPageFormatFlag: every command that writes evidence pages takes
+// --format and refuses a layout it does not know, naming the valid ones,
+// before anything runs.
+func TestPageFormatFlag(t *testing.T) {
+	estates := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "e", "--format", "table"}, cli.ExitUsage, `--format "table": want sections or seed (see gauntlet run -h)`},
+		{[]string{"record", "--stale", "--format", "table"}, cli.ExitUsage, `--format "table": want sections or seed (see gauntlet record -h)`},
+		{[]string{"matrix", "e", "--engines", "all", "--format", "table"}, cli.ExitUsage, `--format "table": want sections or seed (see gauntlet matrix -h)`},
+		{[]string{"compare", "e", "--engine", "tofu@1.12.6", "--baseline", "tofu@1.12.6", "--format", "table"}, cli.ExitUsage, `--format "table": want sections or seed (see gauntlet compare -h)`},
+		// Parsed and checked; the estate does not exist, so it could not run.
+		{[]string{"run", "e", "--format", "seed", "--estates", estates}, cli.ExitCouldNotRun, "e"},
+	} {
+		code, _, stderr := gauntletCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q: %s", tc.args, code, tc.code, tc.want, stderr)
+		}
+	}
+}
+
 // TestAllShardAndRecordUsage: --all, --shard, record and merge are flags
 // and commands like the others - a malformed shard, a shard without
 // --all, an estate with --all, record without --stale and merge without

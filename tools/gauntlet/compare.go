@@ -11,6 +11,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/compare"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/matrix"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
@@ -37,6 +38,8 @@ func compareCommand() cli.Command {
 		Setup: func(fs *cli.FlagSet) cli.Action {
 			var f compareFlags
 			f.tf.register(fs, false)
+			var page pageFlags
+			page.register(fs)
 			estates := registerEstates(fs)
 			fs.StringVar(&f.engine, "engine", "", "the build, `ENGINE`: the path of any Terraform-compatible CLI, or a pinned engine such as tofu@1.11.5 (required)")
 			fs.StringVar(&f.baseline, "baseline", "", "the baseline, a pinned `ENGINE` such as tofu@1.12.6 (required)")
@@ -51,6 +54,10 @@ func compareCommand() cli.Command {
 				}
 				if f.n < 1 {
 					return cli.Usagef("compare", "-n %d: want at least 1 run a side", f.n)
+				}
+				var err error
+				if f.page, err = page.options("compare"); err != nil {
+					return err
 				}
 				if err := every.check("compare", args); err != nil {
 					return err
@@ -78,6 +85,7 @@ type compareFlags struct {
 	n                        int
 	out                      string
 	shard                    shard
+	page                     []evidence.Option
 	// Set by resolve: the build as a matrix column, the baseline and the
 	// oracle as pinned engines.
 	build       matrix.Subject
@@ -178,7 +186,7 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 		}
 		in.Estates = append(in.Estates, er)
 	}
-	r, paths, err := compare.WriteAll(f.out, in)
+	r, paths, err := compare.WriteAll(f.out, in, f.page...)
 	if err != nil {
 		return err
 	}

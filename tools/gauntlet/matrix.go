@@ -39,6 +39,8 @@ func matrixCommand() cli.Command {
 			var f matrixFlags
 			f.tf = &toolchainFlags{}
 			f.tf.register(fs, false)
+			var page pageFlags
+			page.register(fs)
 			estates := registerEstates(fs)
 			fs.StringVar(&f.engines, "engines", "", "the pinned engines to run, comma-separated `LIST` such as tofu@1.9.4,terraform@1.5.7, or all (required)")
 			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
@@ -55,6 +57,10 @@ func matrixCommand() cli.Command {
 					return cli.Usagef("matrix", "--engines is required: a comma-separated list of pinned engines, or all")
 				}
 				if err := checkSubstrate("matrix", f.substrate, "local", "kind"); err != nil {
+					return err
+				}
+				var err error
+				if f.page, err = page.options("matrix"); err != nil {
 					return err
 				}
 				f.estates = *estates
@@ -79,6 +85,7 @@ type matrixFlags struct {
 	jobs                                             int
 	oracleLive, reuse                                bool
 	reproduce                                        string
+	page                                             []evidence.Option
 }
 
 // runMatrix runs an estate once per engine against one oracle and writes
@@ -161,7 +168,7 @@ func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 	if err != nil {
 		return err
 	}
-	paths, err := matrix.WriteAll(out, m)
+	paths, err := matrix.WriteAll(out, m, f.page...)
 	if err != nil {
 		return err
 	}

@@ -148,6 +148,8 @@ func recordCommand() cli.Command {
 		Setup: func(fs *cli.FlagSet) cli.Action {
 			var f recordFlags
 			f.tf.register(fs, false)
+			var page pageFlags
+			page.register(fs)
 			estates := registerEstates(fs)
 			stale := fs.Bool("stale", false, "re-prove every cell the requirements need (estate x substrate, pinned engine and oracle) that is stale or has no recorded run (required: the one mode there is)")
 			fs.IntVar(&f.jobs, "jobs", 1, "cells run at once, `N`, each with its own two clusters (a run with a live oracle keeps about two cores busy)")
@@ -160,6 +162,10 @@ func recordCommand() cli.Command {
 				}
 				if f.out != "" && f.shard.N == 0 {
 					return cli.Usagef("record", "--out is the shard's folder: it needs --shard")
+				}
+				var err error
+				if f.page, err = page.options("record"); err != nil {
+					return err
 				}
 				f.estates = *estates
 				return runRecord(ctx, f)
@@ -174,6 +180,7 @@ type recordFlags struct {
 	jobs         int
 	shard        shard
 	dry          bool
+	page         []evidence.Option
 }
 
 // runRecord re-proves the stale or missing cells (or lists them, dry).
@@ -226,7 +233,7 @@ func runRecord(ctx context.Context, f recordFlags) error {
 		return nil
 	}
 	start := time.Now()
-	runs := recordCells(ctx, session, mine, f.tf, f.estates, f.jobs)
+	runs := recordCells(ctx, session, mine, f)
 	if sh.N > 0 {
 		dir := f.out
 		if dir == "" {
@@ -257,9 +264,9 @@ func pickNeeds(needs []conformance.Need, sh shard) []conformance.Need {
 
 // recordCells runs and records each cell, jobs at a time, through the
 // path `run --record` takes. A cancelled context starts no further cell.
-func recordCells(ctx context.Context, session *recordSession, needs []conformance.Need, tf toolchainFlags, estates string, jobs int) []cellRun {
+func recordCells(ctx context.Context, session *recordSession, needs []conformance.Need, f recordFlags) []cellRun {
 	runs := make([]cellRun, len(needs))
-	sem := make(chan struct{}, max(1, jobs))
+	sem := make(chan struct{}, max(1, f.jobs))
 	var wg sync.WaitGroup
 	for i, n := range needs {
 		select {
@@ -274,17 +281,17 @@ func recordCells(ctx context.Context, session *recordSession, needs []conformanc
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			runs[i] = recordCell(ctx, session, n, tf, estates)
+			runs[i] = recordCell(ctx, session, n, f)
 		}()
 	}
 	wg.Wait()
 	return runs
 }
 
-func recordCell(ctx context.Context, session *recordSession, n conformance.Need, tf toolchainFlags, estates string) cellRun {
+func recordCell(ctx context.Context, session *recordSession, n conformance.Need, f recordFlags) cellRun {
 	start := time.Now()
 	cr := cellRun{need: n}
-	p := runParams{name: n.Estate, estates: estates, sides: sideFlags{substrate: n.Substrate}, tf: tf, session: session,
+	p := runParams{name: n.Estate, estates: f.estates, sides: sideFlags{substrate: n.Substrate}, tf: f.tf, session: session, page: f.page,
 		out:       filepath.Join("out", "record", n.Estate+"-"+n.Substrate),
 		reproduce: "go run ./tools/gauntlet run " + n.Estate + " --substrate " + n.Substrate + " --record"}
 	rc, err := session.prepare(ctx, n.Estate, n.Substrate, nil, "", "")

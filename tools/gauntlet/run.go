@@ -39,6 +39,8 @@ func runCommand() cli.Command {
 			var p runParams
 			p.tf.register(fs, false)
 			p.sides.register(fs)
+			var page pageFlags
+			page.register(fs)
 			estates := registerEstates(fs)
 			out := fs.String("out", "", "the `DIR` to write evidence.md, run.json and junit.xml to; with --all, the folder holding one per estate and index.md (default: out/<estate>; with --all, out, or out/shards/run-I-of-N with --shard)")
 			fs.BoolVar(&p.keep, "keep", false, "keep the work directory, in <out>/work: roots, states, one log per engine call")
@@ -50,6 +52,10 @@ func runCommand() cli.Command {
 				// The sides are checked before anything starts: a usage
 				// error names the fix.
 				if _, err := p.sides.options("run"); err != nil {
+					return err
+				}
+				var err error
+				if p.page, err = page.options("run"); err != nil {
 					return err
 				}
 				p.estates = *estates
@@ -110,6 +116,8 @@ type runParams struct {
 	stages             []string
 	tf                 toolchainFlags
 	reproduce          string
+	// page are the evidence page's options (--format).
+	page []evidence.Option
 	// rc records the run when set (run --record); session, when set,
 	// labels the run with the session's commit (its own recordings
 	// aside, the tree is clean).
@@ -154,7 +162,7 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := evidence.WriteAll(p.out, res)
+	paths, err := evidence.WriteAll(p.out, res, p.page...)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +174,7 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 		fmt.Println("wrote", path)
 	}
 	if p.rc != nil {
-		dir, err := p.rc.record(ctx, res)
+		dir, err := p.rc.record(ctx, res, p.page...)
 		if err != nil {
 			return res, fmt.Errorf("record: %w", err)
 		}
@@ -221,6 +229,28 @@ func (f *sideFlags) options(cmd string) ([]gauntlet.Option, error) {
 		opts = append(opts, gauntlet.WithOraclePin(f.oracle))
 	}
 	return opts, nil
+}
+
+// pageFlags pick the evidence page's layout; every command that writes
+// evidence pages shares them.
+type pageFlags struct{ format string }
+
+func (f *pageFlags) register(fs *cli.FlagSet) {
+	fs.StringVar(&f.format, "format", string(evidence.FormatSections), "the evidence pages' layout, `NAME`: sections (a summary table in run order, then a section per stage that ran) or seed (the earlier layout, for pages that must match it: one table row per stage, its whole detail in one cell)")
+}
+
+// options checks the layout's name (a usage error names the valid ones)
+// and turns it into the page's options.
+func (f *pageFlags) options(cmd string) ([]evidence.Option, error) {
+	format, err := evidence.ParseFormat(f.format)
+	if err != nil {
+		var names []string
+		for _, n := range evidence.Formats() {
+			names = append(names, string(n))
+		}
+		return nil, cli.Usagef(cmd, "--format %q: want %s", f.format, strings.Join(names, " or "))
+	}
+	return []evidence.Option{evidence.WithFormat(format)}, nil
 }
 
 // checkSubstrate refuses a substrate the command cannot use, naming the

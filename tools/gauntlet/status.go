@@ -134,7 +134,7 @@ func orDefault(s, def string) string {
 // rows derived from that folder to the ledger. Recording is explicit (run
 // --record): a run that recorded itself silently is how a bad run becomes
 // a lasting false proof.
-func (rc *recording) record(ctx context.Context, res *result.Run) (string, error) {
+func (rc *recording) record(ctx context.Context, res *result.Run, page ...evidence.Option) (string, error) {
 	if res.Cancelled != nil {
 		return "", fmt.Errorf("not recorded: the run was cancelled (%s in %q); a cancelled run proves nothing", res.Cancelled.Signal, res.Cancelled.Stage)
 	}
@@ -168,7 +168,7 @@ func (rc *recording) record(ctx context.Context, res *result.Run) (string, error
 			os.RemoveAll(dir)
 		}
 	}()
-	if _, err := evidence.WriteAll(dir, res); err != nil {
+	if _, err := evidence.WriteAll(dir, res, page...); err != nil {
 		return "", err
 	}
 	b, err := rc.inputs.Encode()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -249,6 +250,26 @@ func TestARunThatCouldNotHappenIsSaid(t *testing.T) {
 	}
 	if got := row(t, r, "migrate"); got.Outcome != Unsteady {
 		t.Errorf("a stage with one side missing: %+v", got)
+	}
+}
+
+// Every run's evidence page is written in the layout WriteAll is given.
+func TestWriteAllPageFormat(t *testing.T) {
+	in := input([]*result.Run{load(t, driftRun)}, []*result.Run{load(t, passRun)})
+	for header, opts := range map[string][]evidence.Option{
+		"| Stage | Verdict | Time | Checks | Reason |": nil,
+		"| Stage | Verdict | Duration | Detail |":      {evidence.WithFormat(evidence.FormatSeed)},
+	} {
+		dir := t.TempDir()
+		if _, _, err := WriteAll(dir, in, opts...); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"ms/build-1/evidence.md", "ms/baseline-1/evidence.md"} {
+			page, err := os.ReadFile(filepath.Join(dir, p))
+			if err != nil || !bytes.Contains(page, []byte(header)) {
+				t.Errorf("%s lacks %q (%v)", p, header, err)
+			}
+		}
 	}
 }
 

@@ -28,10 +28,11 @@ const (
 
 // WriteAll compares, renders the report as markdown, JSON and HTML, and
 // writes them with every run's evidence into dir; it returns the paths
-// written, the report's three first. Everything is rendered before
+// written, the report's three first. page applies to every run's
+// evidence page (evidence.WriteAll). Everything is rendered before
 // anything is written. Renderers read the model only: no command, clock
 // or network.
-func WriteAll(dir string, in Input) (Report, []string, error) {
+func WriteAll(dir string, in Input, page ...evidence.Option) (Report, []string, error) {
 	r := Compare(in)
 	var md, js, ht bytes.Buffer
 	for _, f := range []func() error{
@@ -62,7 +63,7 @@ func WriteAll(dir string, in Input) (Report, []string, error) {
 			if rep.Run == nil || rep.Dir == "" {
 				continue
 			}
-			ps, err := evidence.WriteAll(filepath.Join(dir, filepath.FromSlash(rep.Dir)), rep.Run)
+			ps, err := evidence.WriteAll(filepath.Join(dir, filepath.FromSlash(rep.Dir)), rep.Run, page...)
 			if err != nil {
 				return r, paths, err
 			}

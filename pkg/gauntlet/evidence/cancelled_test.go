@@ -24,30 +24,38 @@ func cancelledRun() *result.Run {
 }
 
 func TestMarkdownSaysCancelled(t *testing.T) {
-	var b bytes.Buffer
-	if err := evidence.Markdown(&b, cancelledRun()); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
-	for _, want := range []string{
-		"Cancelled by interrupt during stage Cold deploy (cold_deploy): not clear, and not a verdict on the engine; 1 stage did not run (cancelled).",
-		"| Cold deploy | cancelled |",
-		"Not run: cancelled.",
+	for format, rows := range map[evidence.Format][]string{
+		evidence.FormatSeed: {"| Cold deploy | cancelled |", "Not run: cancelled."},
+		evidence.FormatSections: {
+			"| Cold deploy (cold_deploy) | cancelled | 850ms | none recorded | Cancelled by interrupt after 4.2s; it had recorded: nothing |\n",
+			"| Migrate (migrate) | not run | - | - | cancelled |\n",
+			"### Cold deploy\n\nStage `cold_deploy` · cancelled · 850ms\n\n",
+			"- Migrate (migrate): cancelled.\n",
+		},
 	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("page lacks %q:\n%s", want, page)
+		var b bytes.Buffer
+		if err := evidence.Markdown(&b, cancelledRun(), evidence.WithFormat(format)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, bad := range []string{"Clear.", " fail", "unknown verdict"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("page of a cancelled run says %q:\n%s", bad, page)
+		page := b.String()
+		for _, want := range append([]string{
+			"Cancelled by interrupt during stage Cold deploy (cold_deploy): not clear, and not a verdict on the engine; 1 stage did not run (cancelled).",
+		}, rows...) {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s: page lacks %q:\n%s", format, want, page)
+			}
+		}
+		for _, bad := range []string{"Clear.", " fail", "unknown verdict"} {
+			if strings.Contains(page, bad) {
+				t.Errorf("%s: page of a cancelled run says %q:\n%s", format, bad, page)
+			}
 		}
 	}
 
+	var b bytes.Buffer
 	before := cancelledRun()
 	before.Cancelled.Stage = ""
 	before.Stages[0].Verdict, before.Stages[0].Reason, before.Stages[0].Detail = result.NotRun, "cancelled", ""
-	b.Reset()
 	if err := evidence.Markdown(&b, before); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/atomicfile"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
@@ -35,7 +36,54 @@ func (f optionFunc) apply(o *options) { f(o) }
 
 type options struct {
 	heading string
+	format  Format
 }
+
+// Format is the markdown page's layout.
+type Format string
+
+const (
+	// FormatSections reads top-down: a summary table with one row per
+	// stage in the order the stages ran (verdict, time, checks proven,
+	// a one-line reason), then a section per stage that ran with its
+	// paragraph, checks, BREAKs and figures, then the stages that did
+	// not run with their reasons.
+	FormatSections Format = "sections"
+	// FormatSeed is the earlier layout, kept for pages that must match
+	// it: one table row per stage in display order, the stage's whole
+	// detail (paragraph, BREAKs, checks, figures) in one cell.
+	FormatSeed Format = "seed"
+)
+
+// Formats are the layouts Markdown can write, the default first.
+func Formats() []Format { return []Format{FormatSections, FormatSeed} }
+
+// ParseFormat reads a layout's name as a flag gives it; "" is the
+// default, FormatSections. An unknown name is an error listing the valid
+// ones.
+func ParseFormat(s string) (Format, error) {
+	if s == "" {
+		return FormatSections, nil
+	}
+	for _, f := range Formats() {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("evidence: page format %q: want %s", s, formatNames())
+}
+
+func formatNames() string {
+	var names []string
+	for _, f := range Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, " or ")
+}
+
+// WithFormat sets the page's layout. Default: FormatSections. Markdown
+// refuses a format it does not know (see ParseFormat).
+func WithFormat(f Format) Option { return optionFunc(func(o *options) { o.format = f }) }
 
 // WithHeading sets the words after "Evidence · " in the page's first
 // heading. Default: the engine under test against the oracle, e.g.
@@ -43,7 +91,7 @@ type options struct {
 func WithHeading(s string) Option { return optionFunc(func(o *options) { o.heading = s }) }
 
 func buildOptions(opts []Option) *options {
-	o := &options{}
+	o := &options{format: FormatSections}
 	for _, opt := range opts {
 		if opt != nil {
 			opt.apply(o)

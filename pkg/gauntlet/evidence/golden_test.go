@@ -14,8 +14,9 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the renderers")
 
 // TestGolden pins every artifact of the metrics-server run byte for byte,
-// so any change to what a page says shows up in review as a diff of
-// testdata/.
+// the page in both layouts (the seed layout's page is the one earlier
+// pages match), so any change to what a page says shows up in review as a
+// diff of testdata/.
 func TestGolden(t *testing.T) {
 	r := metricsServerRun()
 	renders := []struct {
@@ -23,6 +24,9 @@ func TestGolden(t *testing.T) {
 		render func(*bytes.Buffer) error
 	}{
 		{"metrics-server.md.golden", func(b *bytes.Buffer) error { return evidence.Markdown(b, r) }},
+		{"metrics-server.seed.md.golden", func(b *bytes.Buffer) error {
+			return evidence.Markdown(b, r, evidence.WithFormat(evidence.FormatSeed))
+		}},
 		{"metrics-server.json.golden", func(b *bytes.Buffer) error { return evidence.JSON(b, r) }},
 		{"metrics-server.junit.golden", func(b *bytes.Buffer) error { return evidence.JUnit(b, r) }},
 	}

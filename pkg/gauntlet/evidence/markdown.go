@@ -12,27 +12,38 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// Markdown writes r's evidence page: the heading and the estate, where the
-// estate comes from, its set and lane, whether the run is clear (see
-// Clear) and if not exactly why, one table row per stage with its
-// verdict, duration and detail (every BREAK and every check that did not
-// pass spelled out in it), the last run, the oracle's and the engine's
-// versions against their pins, and how to reproduce the run.
+// Markdown writes r's evidence page. Every layout opens with the
+// heading and the estate, where the estate comes from, its set and lane,
+// and whether the run is clear (see Clear) and if not exactly why; and
+// closes with the last run, the oracle's and the engine's versions
+// against their pins, and how to reproduce the run. Between them, by
+// default (FormatSections), a summary table with one row per stage in the
+// order the stages ran (result.Run.RunOrder; the stages' own order for a
+// run that did not record it): its verdict, time, checks proven and a
+// one-line reason; the checks stock fails alike; then one section per
+// stage that ran, in that order, with its paragraph, every check and what
+// proves it, every BREAK and what became of it, and its figures; then the
+// stages that did not run, each with its whole reason; then the stage
+// plans. WithFormat(FormatSeed) writes the earlier layout instead: one
+// table row per stage in display order, every word about it in one cell.
 //
 // Model text is treated as plain prose, not markdown: in a table cell
 // pipes and backslashes are escaped, "<" becomes "&lt;" and line breaks
 // become <br>; elsewhere line breaks collapse to one space. Stage
 // durations are whole milliseconds under a second and whole seconds above
 // ("850ms", "3s" for 3.2s, "1m17s"); the total run time keeps tenths
-// ("11m15.2s"). Default options: see WithHeading.
+// ("11m15.2s"). Default options: see WithHeading and WithFormat.
 func Markdown(w io.Writer, r *result.Run, opts ...Option) error {
 	if r == nil {
 		return fmt.Errorf("evidence: markdown: %w", errNilRun)
 	}
+	o := buildOptions(opts)
+	if _, err := ParseFormat(string(o.format)); err != nil {
+		return fmt.Errorf("evidence: markdown %s: %w", r.Estate.Name, err)
+	}
 	// Defensive: findings about secret data show digests even in a run
 	// that did not come from gauntlet.Run (which hides them already).
 	r = r.SecretDataHidden()
-	o := buildOptions(opts)
 	var b strings.Builder
 	writePage(&b, r, o)
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -62,12 +73,10 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 	}
 	b.WriteString("\n\n")
 
-	writeTable(b, r.Stages)
-	writeLimitations(b, r)
-	writeAborted(b, r.Stages)
-	writeChoices(b, r.Choices)
-	if s := runOrderLine(r); s != "" {
-		fmt.Fprintf(b, "%s\n\n", s)
+	if o.format == FormatSeed {
+		writeSeed(b, r)
+	} else {
+		writeSections(b, r)
 	}
 
 	fmt.Fprintf(b, "%s\n\n", lastRunLine(r))
@@ -127,47 +136,28 @@ func sourceLine(e result.Estate) string {
 	return "Source: " + strings.Join(parts, ", ") + "."
 }
 
-func writeTable(b *strings.Builder, stages []result.Stage) {
-	b.WriteString("| Stage | Verdict | Duration | Detail |\n")
-	b.WriteString("|---|---|---|---|\n")
-	if len(stages) == 0 {
-		b.WriteString("| (no stages) | not run | 0s | The run recorded no stage. |\n\n")
-		return
-	}
-	for _, s := range stages {
-		title := stageName(s)
-		if !s.Headline {
-			title += " (not a headline stage)"
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n",
-			cell(title), cell(verdictWord(s.Verdict)), formatDuration(s.Duration), cell(stageDetail(s)))
-	}
-	b.WriteString("\n")
-}
-
 // couldNotFinish opens the part of a stage's detail the runner adds when
 // the stage stopped on an error.
 const couldNotFinish = "The stage could not finish: "
 
-// writeAborted shows the whole error of every stage that could not
-// finish, each folded: every error the engine printed can be the cause.
-func writeAborted(b *strings.Builder, stages []result.Stage) {
-	var aborted []result.Stage
-	for _, s := range stages {
-		if s.Aborted != "" {
-			aborted = append(aborted, s)
-		}
+// paragraph is the stage's Detail as a sentence. For a stage that could
+// not finish, the runner's whole error in it is cut to its first line and
+// where says where the page shows it whole.
+func paragraph(s result.Stage, where string) string {
+	detail := s.Detail
+	if i := strings.Index(detail, couldNotFinish); i >= 0 && s.Aborted != "" {
+		detail = detail[:i] + couldNotFinish + oneline.First(s.Aborted, 200) + " (" + where + ")"
 	}
-	if len(aborted) == 0 {
-		return
-	}
-	b.WriteString("Stages that could not finish, each with its whole error:\n\n")
-	for _, s := range aborted {
-		text := strings.TrimSpace(s.Aborted)
-		f := fence(text)
-		fmt.Fprintf(b, "<details><summary>%s: %s</summary>\n\n%stext\n%s\n%s\n\n</details>\n\n",
-			prose(stageName(s)), prose(oneline.First(text, 160)), f, text, f)
-	}
+	return sentence(detail)
+}
+
+// abortedFold is a stage's whole error, folded: every error the engine
+// printed can be the cause.
+func abortedFold(s result.Stage) string {
+	text := strings.TrimSpace(s.Aborted)
+	f := fence(text)
+	return fmt.Sprintf("<details><summary>%s: %s</summary>\n\n%stext\n%s\n%s\n\n</details>\n\n",
+		prose(stageName(s)), prose(oneline.First(text, 160)), f, text, f)
 }
 
 // writeChoices lists what drift, rename, remove and plan approval acted
@@ -197,9 +187,9 @@ func writeChoices(b *strings.Builder, choices []result.Choice) {
 // subject and stock failed the same way: each is a limitation of the
 // estate or its provider, counted neither as a pass nor as the engine's
 // fail. Nothing is written when there are none.
-func writeLimitations(b *strings.Builder, r *result.Run) {
+func writeLimitations(b *strings.Builder, stages []result.Stage, oracle result.Engine) {
 	var items []string
-	for _, s := range r.Stages {
+	for _, s := range stages {
 		for _, c := range s.Checks {
 			if c.Verdict == result.Limitation {
 				items = append(items, fmt.Sprintf("- %s, %s: %s", prose(stageName(s)), prose(c.Name), prose(orDefault(c.Detail, "no detail recorded"))))
@@ -211,50 +201,21 @@ func writeLimitations(b *strings.Builder, r *result.Run) {
 	}
 	b.WriteString("### Limitations stock shares\n\n")
 	fmt.Fprintf(b, "%s fails these checks exactly as the engine does (the same findings on both sides), so they say nothing about the engine: each is a behaviour of the estate or its provider. They are not passes, and the stages holding them are not the engine's fail.\n\n",
-		prose(engineLabel(r.Oracle)))
+		prose(engineLabel(oracle)))
 	b.WriteString(strings.Join(items, "\n") + "\n\n")
 }
 
-// stageDetail is the stage's Detail cell: the paragraph, or for a stage
-// that did not run its reason first; then every BREAK; then the checks
-// that did not pass (a check that did not run is never hidden behind a
-// stage that passed); then requirements and figures.
-func stageDetail(s result.Stage) string {
-	var parts []string
-	if s.Verdict == result.NotRun {
-		parts = append(parts, sentence("Not run: "+reasonText(s.Reason)))
+// figuresLine is "Figures: " and the stage's figures by name, or empty.
+func figuresLine(s result.Stage) string {
+	if len(s.Figures) == 0 {
+		return ""
 	}
-	detail := s.Detail
-	if i := strings.Index(detail, couldNotFinish); i >= 0 && s.Aborted != "" {
-		// The whole error is folded under the table; the cell keeps its
-		// first line.
-		detail = detail[:i] + couldNotFinish + oneline.First(s.Aborted, 200) + " (the whole error is under the table)"
+	keys := slices.Sorted(maps.Keys(s.Figures))
+	figs := make([]string, len(keys))
+	for i, k := range keys {
+		figs[i] = fmt.Sprintf("%s=%d", k, s.Figures[k])
 	}
-	if d := sentence(detail); d != "" {
-		parts = append(parts, d)
-	} else if s.Verdict != result.NotRun {
-		parts = append(parts, "No detail recorded.")
-	}
-	for _, br := range s.Breaks {
-		if br.Side != "oracle" {
-			parts = append(parts, breakSentence(br))
-		}
-	}
-	if line := checksLine(s.Checks); line != "" {
-		parts = append(parts, line)
-	}
-	if len(s.Requirements) > 0 {
-		parts = append(parts, "Requirements: "+strings.Join(s.Requirements, ", ")+".")
-	}
-	if len(s.Figures) > 0 {
-		keys := slices.Sorted(maps.Keys(s.Figures))
-		figs := make([]string, len(keys))
-		for i, k := range keys {
-			figs[i] = fmt.Sprintf("%s=%d", k, s.Figures[k])
-		}
-		parts = append(parts, "Figures: "+strings.Join(figs, ", ")+".")
-	}
-	return strings.Join(parts, " ")
+	return "Figures: " + strings.Join(figs, ", ") + "."
 }
 
 // checksLine lists every check with what proves it: the BREAKs that made
@@ -304,38 +265,29 @@ func breakSentence(br result.Break) string {
 		}
 		return sentence(s)
 	}
-	what := map[result.BreakOutcome]string{
-		result.Held:         "NOT LOAD-BEARING",
-		result.OffTarget:    "FAILED OFF TARGET",
-		result.CouldNotRun:  "COULD NOT RUN",
-		result.CouldNotUndo: "COULD NOT UNDO",
-	}[br.Outcome]
-	if br.EngineFinding {
-		what = "ENGINE FINDING"
-	}
-	if what == "" {
-		what = "NOT LOAD-BEARING"
-	}
-	s := "**" + what + ": " + label + "** " + corruption
+	s := "**" + breakFailure(br) + ": " + label + "** " + corruption
 	if detail != "" {
 		s += "; " + detail
 	}
 	return sentence(s)
 }
 
-// runOrderLine shows the order stages ran in, when it is not the table's.
-func runOrderLine(r *result.Run) string {
-	if len(r.RunOrder) == 0 {
-		return ""
+// breakFailure names what became of a BREAK that did not prove, in
+// capitals: held (not load-bearing), off target, could not run, could not
+// undo, or an engine finding.
+func breakFailure(br result.Break) string {
+	if br.EngineFinding {
+		return "ENGINE FINDING"
 	}
-	ids := make([]string, len(r.Stages))
-	for i, s := range r.Stages {
-		ids[i] = s.ID
+	if what, ok := map[result.BreakOutcome]string{
+		result.Held:         "NOT LOAD-BEARING",
+		result.OffTarget:    "FAILED OFF TARGET",
+		result.CouldNotRun:  "COULD NOT RUN",
+		result.CouldNotUndo: "COULD NOT UNDO",
+	}[br.Outcome]; ok {
+		return what
 	}
-	if slices.Equal(ids, r.RunOrder) {
-		return ""
-	}
-	return "Stages ran in this order: " + prose(strings.Join(r.RunOrder, ", ")) + "."
+	return "NOT LOAD-BEARING"
 }
 
 func lastRunLine(r *result.Run) string {

@@ -27,9 +27,10 @@ const (
 )
 
 // WriteAll renders the matrix and every engine's evidence into dir and
-// returns the paths written. Everything is rendered before anything is
+// returns the paths written; page applies to every engine's evidence
+// page (evidence.WriteAll). Everything is rendered before anything is
 // written. Renderers read the model only: no command, clock or network.
-func WriteAll(dir string, m *Matrix) ([]string, error) {
+func WriteAll(dir string, m *Matrix, page ...evidence.Option) ([]string, error) {
 	var md, js, ju, ht bytes.Buffer
 	if err := Markdown(&md, m); err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func WriteAll(dir string, m *Matrix) ([]string, error) {
 		if c.Run == nil {
 			continue
 		}
-		ps, err := evidence.WriteAll(filepath.Join(dir, c.Tool), c.Run)
+		ps, err := evidence.WriteAll(filepath.Join(dir, c.Tool), c.Run, page...)
 		if err != nil {
 			return paths, err
 		}

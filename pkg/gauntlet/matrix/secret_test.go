@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -29,6 +30,27 @@ func TestWriteAllLeavesNoSecretData(t *testing.T) {
 		}
 		if bytes.Contains(b, []byte(planted)) {
 			t.Errorf("%s holds the Secret's value", filepath.Base(p))
+		}
+	}
+}
+
+// Every engine's evidence page is written in the layout WriteAll is
+// given: by default a summary table, the seed layout's one row per stage
+// when asked.
+func TestWriteAllPageFormat(t *testing.T) {
+	run := &result.Run{Estate: result.Estate{Name: "e"}, Stages: []result.Stage{stageOf("cold_deploy", result.Pass, 1)}}
+	m := &Matrix{Estate: run.Estate, Columns: []Column{{Engine: "tofu@1.12.6", Tool: "tofu", Run: run}}}
+	for header, opts := range map[string][]evidence.Option{
+		"| Stage | Verdict | Time | Checks | Reason |": nil,
+		"| Stage | Verdict | Duration | Detail |":      {evidence.WithFormat(evidence.FormatSeed)},
+	} {
+		dir := t.TempDir()
+		if _, err := WriteAll(dir, m, opts...); err != nil {
+			t.Fatal(err)
+		}
+		page, err := os.ReadFile(filepath.Join(dir, "tofu", evidence.MarkdownFile))
+		if err != nil || !bytes.Contains(page, []byte(header)) {
+			t.Errorf("tofu's page lacks %q (%v):\n%s", header, err, page)
 		}
 	}
 }
