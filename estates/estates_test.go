@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/gauntlettest"
 )
@@ -25,6 +26,12 @@ import (
 // tier; "all", every estate and the kill matrix; or a comma-separated list
 // of estate names.
 const EstatesEnv = "GAUNTLET_ESTATES"
+
+// SubstrateEnv picks where `go test ./estates/` runs the estates: unset,
+// the local substrate (two control planes as child processes); "kind",
+// real nodes (root, a node image: `gauntlet kind node-image`), which is how
+// CI's kind lane runs metrics-server clear and sabotaged.
+const SubstrateEnv = "GAUNTLET_SUBSTRATE"
 
 // smoke is the tier the README's test command runs: the estate whose
 // gauntlet exercises the most (the APIService checks, the sabotaged pass).
@@ -88,7 +95,11 @@ func TestEstates(t *testing.T) {
 			if why, ok := left[name]; ok {
 				t.Skip(why)
 			}
-			gauntlettest.Run(t, name)
+			var opts []gauntlet.Option
+			if sub := os.Getenv(SubstrateEnv); sub != "" {
+				opts = append(opts, gauntlet.WithSubstrate(sub))
+			}
+			gauntlettest.Run(t, name, opts...)
 		})
 	}
 	if len(run) == 0 {
