@@ -58,9 +58,10 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			stoodOn[sd.Name], outputs[sd.Name] = snap, out
 			r.mu.Unlock()
 		}
-		u, err := sd.Get(ctx, victim.Ref)
+		own := r.onSide(sd, []Object{victim})[0].Ref // the oracle's name where its server made one
+		u, err := sd.Get(ctx, own)
 		if err != nil || u == nil {
-			return fmt.Errorf("read %s before the destroy: %v", victim.Ref, cmpErr(err, "not found"))
+			return fmt.Errorf("read %s before the destroy: %v", own, cmpErr(err, "not found"))
 		}
 		// Roots applied after the acted one stand on it: they go first.
 		if err := sd.destroyOthers(ctx, false); err != nil {
@@ -97,10 +98,11 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rec.Check(noneLeft, r.both(ctx, left), "every object read by kind, namespace and name")
 	r.breakBoth(ctx, rec, Breaking{Name: "recreate", Corruption: "creates " + victim.Ref.String() + " again out of band",
 		Victim: victim.Ref.String(), Covers: []string{noneLeft}, Predict: []result.Prediction{existsPredict(victim, present)}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, victim.Ref, copies[sd.Name]) }); err != nil {
+		own := r.onSide(sd, []Object{victim})[0].Ref
+		if err := corrupt(ctx, func() error { return sd.Recreate(ctx, own, copies[sd.Name]) }); err != nil {
 			return nil, err
 		}
-		return undoing(one(noneLeft, left(ctx, sd)), nil, func() error { return sd.deleteAndWait(ctx, victim.Ref, 2*time.Minute) })
+		return undoing(one(noneLeft, left(ctx, sd)), nil, func() error { return sd.deleteAndWait(ctx, own, 2*time.Minute) })
 	})
 	rec.Check(active, r.both(ctx, func(ctx context.Context, sd *Side) error {
 		return inactiveNamespaces(r.Spec.WritesInto, func(ns string) (*unstructured.Unstructured, error) {

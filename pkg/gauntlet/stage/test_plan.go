@@ -28,15 +28,20 @@ const importsFile = "gauntlet_imports.tf"
 // destroy nothing. Updates an import leaves behind (attributes a stock
 // import cannot read back) are findings, recorded, not hidden.
 func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	var imports []engine.Import
-	for _, o := range r.Objects {
-		imports = append(imports, engine.Import{To: o.Address, ID: importID(o)})
+	// Each side imports its own objects: a name the server generated is
+	// another on the oracle's cluster (the addresses are the same).
+	importsOn := map[string][]engine.Import{}
+	for _, sd := range r.Sides() {
+		for _, o := range r.onSide(sd, r.Objects) {
+			importsOn[sd.Name] = append(importsOn[sd.Name], engine.Import{To: o.Address, ID: importID(o)})
+		}
 	}
+	imports := importsOn["subject"]
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		if err := setStateAside(ctx, sd); err != nil {
 			return fmt.Errorf("set state aside: %w", err)
 		}
-		return sd.Engine.WriteImports(importsFile, imports)
+		return sd.Engine.WriteImports(importsFile, importsOn[sd.Name])
 	}); err != nil {
 		return err
 	}
@@ -68,7 +73,8 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	dropped := imports[len(imports)-1]
 	r.breakBoth(ctx, rec, Breaking{Name: "drop_import", Corruption: "drops the import block for " + dropped.To,
 		Victim: dropped.To, Covers: []string{imported, same}, Predict: []result.Prediction{planPredict(dropped.To, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		if err := corrupt(ctx, func() error { return sd.Engine.WriteImports(importsFile, imports[:len(imports)-1]) }); err != nil {
+		own := importsOn[sd.Name]
+		if err := corrupt(ctx, func() error { return sd.Engine.WriteImports(importsFile, own[:len(own)-1]) }); err != nil {
 			return nil, err
 		}
 		p, err := sd.plan(ctx, planDefaults())
@@ -76,7 +82,7 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err == nil {
 			m = Measured{imported: assert(p), same: sameShape(p, plans[otherSide(sd)])}
 		}
-		return undoing(m, err, func() error { return sd.Engine.WriteImports(importsFile, imports) })
+		return undoing(m, err, func() error { return sd.Engine.WriteImports(importsFile, own) })
 	})
 
 	// Rebuild the state for the stages that follow: apply the imports.

@@ -264,13 +264,27 @@ func collectMarked(m map[string]any, out *[]string) {
 	}
 }
 
+// public are the data keys a service-account token Secret's controller
+// writes that are no secret: the namespace's name and the cluster's CA
+// certificate. Learned, the namespace's name would be replaced wherever it
+// appears on a page (a namespace named like the estate: every line).
+var public = map[string]bool{"namespace": true, "ca.crt": true}
+
 // secretData appends every string under a "data", "binary_data" or
-// "string_data" key anywhere in v.
+// "string_data" key anywhere in v, but the public keys.
 func secretData(v any, out *[]string) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
 			if k == "data" || k == "binary_data" || k == "string_data" {
+				if dm, ok := e.(map[string]any); ok {
+					for dk, dv := range dm {
+						if !public[dk] {
+							strs(dv, out)
+						}
+					}
+					continue
+				}
 				strs(e, out)
 				continue
 			}
@@ -288,12 +302,24 @@ func secretData(v any, out *[]string) {
 func masked(v, mask any, out *[]string) {
 	switch mk := mask.(type) {
 	case bool:
-		if mk {
-			strs(v, out)
+		if !mk {
+			return
 		}
+		if vm, ok := v.(map[string]any); ok {
+			for k, e := range vm {
+				if !public[k] {
+					strs(e, out)
+				}
+			}
+			return
+		}
+		strs(v, out)
 	case map[string]any:
 		vm, _ := v.(map[string]any)
 		for k, sub := range mk {
+			if public[k] {
+				continue
+			}
 			masked(vm[k], sub, out)
 		}
 	case []any:

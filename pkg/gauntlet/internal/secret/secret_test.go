@@ -50,6 +50,26 @@ func TestLearnKeepsMarkedValuesOnly(t *testing.T) {
 	}
 }
 
+// A service-account token Secret's namespace and CA certificate are the
+// controller's public values: learned, a namespace named like the estate
+// would be replaced on every line of the page. Its token is learned.
+func TestLearnLeavesTokenSecretsPublicKeys(t *testing.T) {
+	var s Values
+	s.Learn(`{"values":{"root_module":{"resources":[{"address":"kubernetes_secret_v1.t","type":"kubernetes_secret_v1",
+ "values":{"data":{"namespace":"meshcloud-namespace","ca.crt":"-----BEGIN CERTIFICATE-----","token":"eyJhbGciOi-service-token"}},
+ "sensitive_values":{"data":{"namespace":true,"ca.crt":true,"token":true}}}]}}}`)
+	if s.Len() != 1 || !s.vals["eyJhbGciOi-service-token"] {
+		t.Errorf("learned %v, want the token alone", s.vals)
+	}
+	var whole Values // the provider marks data sensitive as a whole
+	whole.Learn(`{"values":{"root_module":{"resources":[{"address":"kubernetes_secret_v1.t","type":"kubernetes_secret_v1",
+ "values":{"data":{"namespace":"meshcloud-namespace","ca.crt":"-----BEGIN CERTIFICATE-----","token":"eyJhbGciOi-service-token"}},
+ "sensitive_values":{"data":true}}]}}}`)
+	if whole.Len() != 1 || !whole.vals["eyJhbGciOi-service-token"] {
+		t.Errorf("data marked whole: learned %v, want the token alone", whole.vals)
+	}
+}
+
 // Redact replaces a value in every form it appears in - as it is, JSON
 // escaped, base64 - by one digest per form; a value shorter than
 // MinLearned is not learned, but one given by Add is kept.
