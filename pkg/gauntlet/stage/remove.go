@@ -106,9 +106,20 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	r.breakBoth(ctx, rec, Breaking{Name: "state_rm", Corruption: "removes " + rm.Address + " from the state before the apply",
 		Victim: rm.Address, Covers: []string{destroyed}, Predict: []result.Prediction{appliedPredict(rm.Address, nothing)}}, func(ctx context.Context, sd *Side) (Measured, error) {
-		return sd.unbound(ctx, rm.Address, func() (Measured, error) {
+		m, err := sd.unbound(ctx, rm.Address, func() (Measured, error) {
 			a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{})
 			return one(destroyed, destroyedOne(a)), err
+		})
+		// An apply that destroyed the object after all (the corruption
+		// skipped, or an engine that ignores its state) did the stage's own
+		// step: the object comes back, so the stage's apply meets the world
+		// it was written for.
+		return undoing(m, err, func() error {
+			u, err := sd.Get(ctx, rm.Object)
+			if err != nil || u != nil {
+				return err
+			}
+			return sd.Recreate(ctx, rm.Object, copies[sd.Name])
 		})
 	})
 	a, o, err := r.applyBoth(ctx, engine.ApplyOptions{})
