@@ -298,17 +298,7 @@ func writeNotRun(b *strings.Builder, stages []result.Stage) {
 		if d := sentence(s.Detail); d != "" {
 			parts = append(parts, d)
 		}
-		for _, br := range s.Breaks {
-			if br.Side != "oracle" {
-				parts = append(parts, breakSentence(br))
-			}
-		}
-		if line := checksLine(s.Checks); line != "" {
-			parts = append(parts, line)
-		}
-		if len(s.Requirements) > 0 {
-			parts = append(parts, "Requirements: "+strings.Join(s.Requirements, ", ")+".")
-		}
+		parts = append(parts, proofSentences(s)...)
 		items = append(items, "- "+prose(stageLabel(s)+": "+strings.Join(parts, " ")))
 	}
 	if len(items) == 0 {

@@ -59,6 +59,24 @@ func writeAborted(b *strings.Builder, stages []result.Stage) {
 	}
 }
 
+// proofSentences are a stage's subject BREAKs, the checks that did not
+// pass and its requirements, a sentence each.
+func proofSentences(s result.Stage) []string {
+	var parts []string
+	for _, br := range s.Breaks {
+		if br.Side != "oracle" {
+			parts = append(parts, breakSentence(br))
+		}
+	}
+	if line := checksLine(s.Checks); line != "" {
+		parts = append(parts, line)
+	}
+	if len(s.Requirements) > 0 {
+		parts = append(parts, "Requirements: "+strings.Join(s.Requirements, ", ")+".")
+	}
+	return parts
+}
+
 // stageDetail is the stage's Detail cell: the paragraph, or for a stage
 // that did not run its reason first; then every BREAK; then the checks
 // that did not pass (a check that did not run is never hidden behind a
@@ -75,17 +93,7 @@ func stageDetail(s result.Stage) string {
 	} else if s.Verdict != result.NotRun {
 		parts = append(parts, "No detail recorded.")
 	}
-	for _, br := range s.Breaks {
-		if br.Side != "oracle" {
-			parts = append(parts, breakSentence(br))
-		}
-	}
-	if line := checksLine(s.Checks); line != "" {
-		parts = append(parts, line)
-	}
-	if len(s.Requirements) > 0 {
-		parts = append(parts, "Requirements: "+strings.Join(s.Requirements, ", ")+".")
-	}
+	parts = append(parts, proofSentences(s)...)
 	if f := figuresLine(s); f != "" {
 		parts = append(parts, f)
 	}

@@ -277,15 +277,7 @@ func secretData(v any, out *[]string) {
 	case map[string]any:
 		for k, e := range t {
 			if k == "data" || k == "binary_data" || k == "string_data" {
-				if dm, ok := e.(map[string]any); ok {
-					for dk, dv := range dm {
-						if !public[dk] {
-							strs(dv, out)
-						}
-					}
-					continue
-				}
-				strs(e, out)
+				privateStrs(e, out)
 				continue
 			}
 			secretData(e, out)
@@ -297,23 +289,29 @@ func secretData(v any, out *[]string) {
 	}
 }
 
+// privateStrs appends the strings of v, a data map's but under its
+// public keys.
+func privateStrs(v any, out *[]string) {
+	vm, ok := v.(map[string]any)
+	if !ok {
+		strs(v, out)
+		return
+	}
+	for k, e := range vm {
+		if !public[k] {
+			strs(e, out)
+		}
+	}
+}
+
 // masked appends the strings of v wherever mask (the same shape, true
 // where sensitive) says so.
 func masked(v, mask any, out *[]string) {
 	switch mk := mask.(type) {
 	case bool:
-		if !mk {
-			return
+		if mk {
+			privateStrs(v, out)
 		}
-		if vm, ok := v.(map[string]any); ok {
-			for k, e := range vm {
-				if !public[k] {
-					strs(e, out)
-				}
-			}
-			return
-		}
-		strs(v, out)
 	case map[string]any:
 		vm, _ := v.(map[string]any)
 		for k, sub := range mk {
