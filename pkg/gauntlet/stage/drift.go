@@ -289,7 +289,9 @@ func (l *driftLive) drifted(ctx context.Context, r *Run, rec *Recorder, untamper
 		r.breakSubject(ctx, rec, Breaking{Name: "undrifted", Corruption: "takes the tamper back on " + l.object.String() + " and lets its APIService serve again while the check expects the drift",
 			Victim: name, Covers: []string{check}, Predict: []result.Prediction{{Object: api.Ref.String(), Field: fieldAvailable, Got: "True"}}},
 			func(ctx context.Context, sd *Side) (Measured, error) {
+				untampered := false
 				if err := corrupt(ctx, func() error {
+					untampered = true
 					if err := untamper(ctx, sd); err != nil {
 						return err
 					}
@@ -300,6 +302,9 @@ func (l *driftLive) drifted(ctx context.Context, r *Run, rec *Recorder, untamper
 				}
 				_, err := waitAvailable(ctx, sd, api.Ref, false, apiServiceWait)
 				return undoing(one(check, err), nil, func() error {
+					if !untampered {
+						return nil // the undo takes back only what the corruption did
+					}
 					if err := tamper(ctx, sd); err != nil {
 						return err
 					}
