@@ -47,7 +47,7 @@ func (r *Root) TakeResource(address string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, block, err := resourceBlock(files, address)
+	f, block, err := rootBlock(files, address)
 	if err != nil {
 		return "", fmt.Errorf("take block: %w", err)
 	}
@@ -63,7 +63,7 @@ func (r *Root) AdoptResource(address, text string) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := resourceBlock(files, address); err == nil {
+	if _, _, err := rootBlock(files, address); err == nil {
 		return fmt.Errorf("adopt %s: the root already has that block", address)
 	}
 	add, diags := hclwrite.ParseConfig([]byte(text), address, hcl.InitialPos)

@@ -16,10 +16,11 @@ import (
 // The edits here rewrite the root's own files with an HCL writer
 // (hclwrite), so a derived stage plan needs no text anchors: what they
 // change is found by block type, address and attribute, whitespace and
-// comments around it kept. They act on the root module's .tf files, not on
-// gauntlet's own (gauntlet_*.tf) nor on local modules.
+// comments around it kept. They act on the .tf files of the folder that
+// holds the addressed block - the root module's, or a local module's the
+// address's module calls lead to - never on gauntlet's own (gauntlet_*.tf).
 
-// rootFiles are the root module's .tf files, sorted.
+// rootFiles are a module folder's .tf files, sorted.
 func rootFiles(dir string) ([]string, error) {
 	m, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
@@ -41,8 +42,11 @@ type hclFile struct {
 	f    *hclwrite.File
 }
 
-func (r *Root) parseAll() ([]hclFile, error) {
-	paths, err := rootFiles(r.Dir)
+func (r *Root) parseAll() ([]hclFile, error) { return parseDir(r.Dir) }
+
+// parseDir parses a module folder's files for writing.
+func parseDir(dir string) ([]hclFile, error) {
+	paths, err := rootFiles(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +76,17 @@ func splitAddress(address string) (typ, name string, err error) {
 	return m[1], m[2], nil
 }
 
-// resourceBlock finds the one resource block at address among files.
-func resourceBlock(files []hclFile, address string) (hclFile, *hclwrite.Block, error) {
+// rootBlock finds the root-module block at address "type.name".
+func rootBlock(files []hclFile, address string) (hclFile, *hclwrite.Block, error) {
 	typ, name, err := splitAddress(address)
 	if err != nil {
 		return hclFile{}, nil, err
 	}
+	return resourceBlock(files, typ, name)
+}
+
+// resourceBlock finds the one resource block typ.name among files.
+func resourceBlock(files []hclFile, typ, name string) (hclFile, *hclwrite.Block, error) {
 	var found []hclFile
 	var block *hclwrite.Block
 	for _, f := range files {
@@ -89,47 +98,138 @@ func resourceBlock(files []hclFile, address string) (hclFile, *hclwrite.Block, e
 		}
 	}
 	if len(found) != 1 {
-		return hclFile{}, nil, fmt.Errorf("%d resource blocks for %s in the root, want 1", len(found), address)
+		return hclFile{}, nil, fmt.Errorf("%d resource blocks %s.%s in the module, want 1", len(found), typ, name)
 	}
 	return found[0], block, nil
+}
+
+// ModuleDir follows module calls from the root's folder to the folder
+// whose files hold their blocks. Each call's source must be a local path
+// written as a literal ("./modules/x", "../x"); a call through a registry
+// or a git source has no files here to edit.
+func (r *Root) ModuleDir(calls []Call) (string, error) {
+	dir := r.Dir
+	for _, c := range calls {
+		src, err := moduleSource(dir, c.Name)
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(dir, filepath.FromSlash(src))
+	}
+	return dir, nil
+}
+
+// moduleSource is the local source of module call name in folder dir.
+func moduleSource(dir, name string) (string, error) {
+	paths, err := rootFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
+		if diags.HasErrors() {
+			return "", fmt.Errorf("parse %s: %s", p, diags.Error())
+		}
+		for _, blk := range f.Body.(*hclsyntax.Body).Blocks {
+			if blk.Type != "module" || len(blk.Labels) != 1 || blk.Labels[0] != name {
+				continue
+			}
+			src := ""
+			if a, ok := blk.Body.Attributes["source"]; ok {
+				if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && !v.IsNull() {
+					src = v.AsString()
+				}
+			}
+			if !LocalSource(src) {
+				return "", fmt.Errorf("module %q in %s: source %q is not a local path written as a literal", name, dir, src)
+			}
+			found = append(found, src)
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("%d module calls %q in %s, want 1", len(found), name, dir)
+	}
+	return found[0], nil
+}
+
+// LocalSource reports whether a module source is a local path.
+func LocalSource(src string) bool {
+	return strings.HasPrefix(src, "./") || strings.HasPrefix(src, "../") || src == "." || src == ".."
+}
+
+// target is the resource block an address names, with every file of the
+// module folder holding it.
+type target struct {
+	addr  Address
+	files []hclFile
+	file  hclFile
+	block *hclwrite.Block
+}
+
+// find locates the block of a resource address (an instance's too: its
+// keys are dropped), in the root or in the local module its calls lead to.
+func (r *Root) find(address string) (*target, error) {
+	a, err := ParseAddress(address)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := r.ModuleDir(a.Calls)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", address, err)
+	}
+	files, err := parseDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, b, err := resourceBlock(files, a.Type, a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", address, err)
+	}
+	return &target{addr: a, files: files, file: f, block: b}, nil
 }
 
 // RenameResource renames the resource block at from ("type.name") to to
 // (same type) and makes every reference to it in the root follow. It
 // returns how many references it rewrote.
 func (r *Root) RenameResource(from, to string) (int, error) {
-	ft, fn, err := splitAddress(from)
+	fa, err := ParseAddress(from)
 	if err != nil {
 		return 0, err
 	}
-	tt, tn, err := splitAddress(to)
+	ta, err := ParseAddress(to)
 	if err != nil {
 		return 0, err
 	}
-	if ft != tt {
-		return 0, fmt.Errorf("rename %s -> %s changes the resource type", from, to)
+	if fa.Instanced() || ta.Instanced() {
+		return 0, fmt.Errorf("rename %s -> %s: a block is renamed by its address, with no instance key", from, to)
 	}
-	files, err := r.parseAll()
+	if fa.Type != ta.Type || fa.Module() != ta.Module() {
+		return 0, fmt.Errorf("rename %s -> %s changes the resource type or the module", from, to)
+	}
+	t, err := r.find(from)
 	if err != nil {
 		return 0, err
 	}
-	if _, _, err := resourceBlock(files, to); err == nil {
+	if _, _, err := resourceBlock(t.files, ta.Type, ta.Name); err == nil {
 		return 0, fmt.Errorf("rename %s -> %s: %s already exists", from, to, to)
 	}
-	_, block, err := resourceBlock(files, from)
-	if err != nil {
-		return 0, err
-	}
-	block.SetLabels([]string{tt, tn})
+	t.block.SetLabels([]string{ta.Type, ta.Name})
+	// References are module-local: the block's own folder's files.
+	local := fa.Type + "." + fa.Name
 	refs := 0
-	for _, f := range files {
+	for _, f := range t.files {
 		eachExpr(f.f.Body(), func(e *hclwrite.Expression) {
-			for _, t := range e.Variables() {
-				if refersTo(string(t.BuildTokens(nil).Bytes()), from) {
+			for _, tr := range e.Variables() {
+				if refersTo(string(tr.BuildTokens(nil).Bytes()), local) {
 					refs++
 				}
 			}
-			e.RenameVariablePrefix([]string{ft, fn}, []string{tt, tn})
+			e.RenameVariablePrefix([]string{fa.Type, fa.Name}, []string{ta.Type, ta.Name})
 		})
 		if err := f.write(); err != nil {
 			return 0, err
@@ -161,18 +261,19 @@ func eachExpr(body *hclwrite.Body, f func(*hclwrite.Expression)) {
 	}
 }
 
-// RemoveResource deletes the resource block at address from the root.
+// RemoveResource deletes the resource block at address from the root, or
+// from the local module its module calls lead to. An address with an
+// instance key is refused: RemoveInstance takes one instance out.
 func (r *Root) RemoveResource(address string) error {
-	files, err := r.parseAll()
-	if err != nil {
-		return err
-	}
-	f, block, err := resourceBlock(files, address)
+	t, err := r.find(address)
 	if err != nil {
 		return fmt.Errorf("remove block: %w", err)
 	}
-	f.f.Body().RemoveBlock(block)
-	return f.write()
+	if t.addr.Instanced() {
+		return fmt.Errorf("remove block: %s names an instance, not a block", address)
+	}
+	t.file.f.Body().RemoveBlock(t.block)
+	return t.file.write()
 }
 
 // MovedBlock is a moved block from -> to, written with the HCL writer.
@@ -189,19 +290,16 @@ func MovedBlock(from, to string) (string, error) {
 	return string(hclwrite.Format(f.Bytes())), nil
 }
 
-// SuffixName appends suffix to the metadata name of the object at address
+// SuffixName appends suffix to the metadata name of the block at address
 // - a real identity change: the provider must replace the object. It works
 // on a typed resource's metadata block and on a kubernetes_manifest's
 // manifest.metadata.name, literal or not.
 func (r *Root) SuffixName(address, suffix string) error {
-	files, err := r.parseAll()
+	t, err := r.find(address)
 	if err != nil {
 		return err
 	}
-	f, block, err := resourceBlock(files, address)
-	if err != nil {
-		return err
-	}
+	f, block := t.file, t.block
 	body, attr, path, err := objectAttr(block, "name")
 	if err != nil {
 		return fmt.Errorf("%s: %w", address, err)
@@ -216,16 +314,15 @@ func (r *Root) SuffixName(address, suffix string) error {
 }
 
 // SetLabel sets metadata label key=value on the object at address, adding
-// the label (and the labels map) where the configuration has none.
+// the label (and the labels map) where the configuration has none. The
+// edit is the block's: for an instance address every instance of the
+// block (and of its module calls) takes the label.
 func (r *Root) SetLabel(address, key, value string) error {
-	files, err := r.parseAll()
+	t, err := r.find(address)
 	if err != nil {
 		return err
 	}
-	f, block, err := resourceBlock(files, address)
-	if err != nil {
-		return err
-	}
+	f, block := t.file, t.block
 	body, attr, path, err := objectAttr(block, "labels", key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", address, err)
@@ -351,8 +448,8 @@ func firstSignificant(toks hclwrite.Tokens) int {
 
 // item is one key = value of an object constructor, by token index.
 type item struct {
-	key              string
-	valStart, valEnd int
+	key                        string
+	keyStart, valStart, valEnd int
 }
 
 // objectItems lists the items of the object whose "{" is toks[open] and
@@ -395,9 +492,14 @@ func objectItems(toks hclwrite.Tokens, open int) ([]item, int, error) {
 				if depth == 0 {
 					break value
 				}
+			case hclsyntax.TokenComment:
+				// A line comment carries its line's newline.
+				if depth == 0 && strings.HasSuffix(string(toks[end].Bytes), "\n") {
+					break value
+				}
 			}
 		}
-		items = append(items, item{key: key, valStart: start, valEnd: end})
+		items = append(items, item{key: key, keyStart: i, valStart: start, valEnd: end})
 		i = end
 	}
 	return nil, 0, fmt.Errorf("unterminated object")
