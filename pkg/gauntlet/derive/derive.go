@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,20 +62,34 @@ const (
 	ReviewedLabel  = "reviewed"
 )
 
-// block is one root resource block as the analysis sees it.
+// block is one resource block as the analysis sees it: the root's, or a
+// local module's (its address then carries the module path, no keys).
 type block struct {
 	address string
-	typ     string
-	counted bool // count or for_each
+	module  string // "module.a.module.b", "" at the root
+	dir     string // the folder whose files hold it
+	// calls is how many module call paths reach dir (1 at the root): an
+	// edit to the block acts in every one.
+	calls int
+	// callCounted: a module call on its path has count or for_each.
+	callCounted bool
+	typ         string
+	counted     bool // count or for_each
 	// absent: count is 0 or for_each empty with the variables' defaults
 	// (the configuration makes no object of it unless a value says so).
 	absent bool
-	labels map[string]string // literal metadata labels
-	named  bool              // sets metadata name (typed block or manifest)
+	// count is a count written as a literal number (-1 otherwise); keys a
+	// for_each collection's keys written as a literal (an object or
+	// toset of strings), in the block or in a local (keysFrom).
+	count    int
+	keys     []string
+	keysFrom string
+	labels   map[string]string // literal metadata labels
+	named    bool              // sets metadata name (typed block or manifest)
 	// labelable: a label can be added with the HCL writer (a typed
 	// metadata block, or a manifest written out as an object).
 	labelable bool
-	refs      int // references to it from other blocks
+	refs      int // references to it from other blocks of its module
 	// Literal identity, where the configuration writes it out (for a
 	// preview before anything is applied).
 	apiVersion, kind, name, namespace string
@@ -95,21 +110,44 @@ func Derive(in Input) (*Plans, error) {
 	for _, o := range in.Objects {
 		byAddr[o.Address] = o
 	}
-	// Candidates: root blocks of single objects that are live.
-	var cands []cand
+	// Candidates: every live object whose block the analysis read - a
+	// single root resource, an instance of a count or for_each block, a
+	// resource inside a local module.
+	byBlock := map[string]block{}
 	for _, b := range blocks {
-		o, ok := byAddr[b.address]
-		if !ok || b.counted || in.Live[b.address] == nil {
+		byBlock[b.address] = b
+	}
+	var cands []cand
+	for _, o := range in.Objects {
+		a, err := estate.ParseAddress(o.Address)
+		if err != nil || in.Live[o.Address] == nil || !plainAddress(a) {
 			continue
 		}
-		cands = append(cands, cand{b: b, o: o, u: in.Live[b.address]})
+		b, ok := byBlock[a.Block()]
+		// A counted block's object has a key (the preview lists a block
+		// whose instances it cannot tell as one object, with none).
+		callKeyed := false
+		for _, c := range a.Calls {
+			callKeyed = callKeyed || c.Key.Set
+		}
+		if !ok || b.counted != a.Key.Set || b.callCounted != callKeyed {
+			continue
+		}
+		cands = append(cands, cand{b: b, o: o, u: in.Live[o.Address], a: a})
 	}
+	// Single root resources first (their edits are the plainest, and an
+	// estate derived before instances and modules were candidates keeps
+	// its plans), then the most stable kinds.
 	sort.SliceStable(cands, func(i, j int) bool {
+		ti, tj := cands[i].tier(), cands[j].tier()
+		if ti != tj {
+			return ti < tj
+		}
 		ri, rj := rank(cands[i].o.Ref.Kind), rank(cands[j].o.Ref.Kind)
 		if ri != rj {
 			return ri < rj
 		}
-		return cands[i].b.address < cands[j].b.address
+		return cands[i].o.Address < cands[j].o.Address
 	})
 	p.drift(cands)
 	p.rename(cands, excluded)
@@ -122,6 +160,49 @@ type cand struct {
 	b block
 	o Object
 	u *unstructured.Unstructured
+	a estate.Address
+}
+
+// single is a root resource block of one object.
+func (c cand) single() bool { return c.b.module == "" && !c.b.counted }
+
+func (c cand) tier() int {
+	if c.single() {
+		return 0
+	}
+	return 1
+}
+
+// shape says what kind of candidate the object is, for Why.
+func (c cand) shape() string {
+	var parts []string
+	switch {
+	case c.a.Key.Set && c.a.Key.Int:
+		parts = append(parts, fmt.Sprintf("index %d of a count block", c.a.Key.Index))
+	case c.a.Key.Set:
+		parts = append(parts, fmt.Sprintf("key %q of a for_each block", c.a.Key.String))
+	}
+	if c.b.module != "" {
+		parts = append(parts, fmt.Sprintf("in local module %s (%s)", c.b.module, c.b.dir))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// plainKey is an instance key every engine's output prints the same way
+// and the apply's progress lines do not split: no spaces, no escapes.
+var plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_.:/-]+$`)
+
+func plainAddress(a estate.Address) bool {
+	ok := func(k estate.Key) bool { return !k.Set || k.Int || plainKeyRE.MatchString(k.String) }
+	for _, c := range a.Calls {
+		if !ok(c.Key) {
+			return false
+		}
+	}
+	return ok(a.Key)
 }
 
 // stable are kinds no controller writes to after creation, best first: a
@@ -162,7 +243,7 @@ func (p *Plans) drift(cands []cand) {
 		}
 	}
 	if len(picks) < 2 {
-		p.Why["drift_reconverge"] = fmt.Sprintf("no drift derived: it needs two live objects whose configuration sets a metadata label literally (one to drift, one for the BREAK's second tamper); the root has %d", len(picks))
+		p.Why["drift_reconverge"] = fmt.Sprintf("no drift derived: it needs two live objects - single root resources, instances of count or for_each blocks, or resources in local modules - whose block sets a metadata label literally that the live object carries (one to drift, one for the BREAK's second tamper); the root has %d", len(picks))
 		return
 	}
 	first, second := picks[0], picks[1]
@@ -175,12 +256,12 @@ func (p *Plans) drift(cands []cand) {
 		{"op": "replace", "path": "/metadata/labels/" + escapePointer(second.key), "value": tampered(second.value)},
 	})
 	p.Drift = &estate.Drift{
-		Address: first.c.b.address, Object: first.c.o.Ref, Patch: string(patch),
+		Address: first.c.o.Address, Object: first.c.o.Ref, Patch: string(patch),
 		Field: LabelField(first.key), Want: first.value,
 		Break: estate.Tamper{Object: second.c.o.Ref, Patch: string(breakPatch)},
 	}
-	p.Why["drift_reconverge"] = fmt.Sprintf("%s's configuration sets label %s = %q literally: the drift replaces it out of band and the apply must set it back; the BREAK tampers label %s of %s (%s) too",
-		first.c.b.address, first.key, first.value, second.key, second.c.o.Ref, second.c.b.address)
+	p.Why["drift_reconverge"] = fmt.Sprintf("%s%s's configuration sets label %s = %q literally: the drift replaces it out of band on that one object and the apply must set it back; the BREAK tampers label %s of %s (%s%s) too",
+		first.c.o.Address, first.c.shape(), first.key, first.value, second.key, second.c.o.Ref, second.c.o.Address, second.c.shape())
 }
 
 func tampered(v string) string {
@@ -212,7 +293,7 @@ func LabelField(key string) string {
 func (p *Plans) rename(cands []cand, excluded map[string]bool) {
 	var best *cand
 	for i, c := range cands {
-		if excluded[c.b.address] || !c.b.named || strings.HasPrefix(c.b.address, "module.") {
+		if !c.single() || excluded[c.b.address] || !c.b.named {
 			continue
 		}
 		if best == nil || c.b.refs > best.b.refs {
@@ -232,7 +313,7 @@ func (p *Plans) rename(cands []cand, excluded map[string]bool) {
 func (p *Plans) remove(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {
 	var target *cand
 	for i, c := range cands {
-		if excluded[c.b.address] || c.b.refs > 0 || cascading[c.o.Ref.Kind] || (p.Rename != nil && c.b.address == p.Rename.From) {
+		if !c.single() || excluded[c.b.address] || c.b.refs > 0 || cascading[c.o.Ref.Kind] || (p.Rename != nil && c.b.address == p.Rename.From) {
 			continue
 		}
 		target = &cands[i]
@@ -284,7 +365,7 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 	}
 	var target *cand
 	for i, c := range cands {
-		if skip(c.b.address) || !c.b.labelable || strings.HasPrefix(c.b.address, "module.") {
+		if !c.single() || skip(c.b.address) || !c.b.labelable {
 			continue
 		}
 		if _, has := c.b.labels[ReviewedLabel]; has {
@@ -321,18 +402,78 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 		ReviewedLabel, target.b.address, move.Ref)
 }
 
-// analyse reads the root's resource blocks and the references between
-// every block of the root.
+// maxDepth bounds how deep module calls are followed (a module that
+// calls itself through a relative source would never end).
+const maxDepth = 16
+
+// analyse reads the root's resource blocks, and those of every local
+// module it calls (sources such as "./modules/x", followed from the
+// calling folder, recursively), with the references between the blocks
+// of each module.
 func analyse(dir string) ([]block, error) {
+	var blocks []block
+	calls := map[string]int{}
+	var walk func(module, dir string, callCounted, callAbsent bool, depth int) error
+	walk = func(module, dir string, callCounted, callAbsent bool, depth int) error {
+		if depth > maxDepth {
+			return fmt.Errorf("derive: module calls nest deeper than %d at %s", maxDepth, module)
+		}
+		calls[filepath.Clean(dir)]++
+		m, err := readModule(dir)
+		if err != nil {
+			return err
+		}
+		prefix := ""
+		if module != "" {
+			prefix = module + "."
+		}
+		for i := range m.blocks {
+			b := m.blocks[i]
+			b.address = prefix + b.address
+			b.module, b.dir, b.callCounted = module, filepath.Clean(dir), callCounted
+			b.absent = b.absent || callAbsent
+			blocks = append(blocks, b)
+		}
+		for _, c := range m.calls {
+			if err := walk(prefix+"module."+c.name, filepath.Join(dir, filepath.FromSlash(c.source)), callCounted || c.counted, callAbsent || c.absent, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk("", dir, false, false, 0); err != nil {
+		return nil, err
+	}
+	for i := range blocks {
+		blocks[i].calls = calls[blocks[i].dir]
+	}
+	return blocks, nil
+}
+
+// moduleCall is a module block with a local source.
+type moduleCall struct {
+	name, source    string
+	counted, absent bool
+}
+
+// module is one folder's resource blocks and local module calls.
+type module struct {
+	blocks []block
+	calls  []moduleCall
+}
+
+// readModule reads one module folder's .tf files (gauntlet_*.tf aside).
+func readModule(dir string) (*module, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(paths)
-	var blocks []block
+	out := &module{}
 	refs := map[string]int{}
 	var bodies []*hclsyntax.Body
 	var raw []*hclsyntax.Block // each resource block, as blocks lists them
+	var mods []*hclsyntax.Block
 	for _, path := range paths {
 		if strings.HasPrefix(filepath.Base(path), "gauntlet_") {
 			continue
@@ -349,10 +490,13 @@ func analyse(dir string) ([]block, error) {
 		bodies = append(bodies, body)
 		for _, b := range body.Blocks {
 			self := ""
-			if b.Type == "resource" && len(b.Labels) == 2 {
+			switch {
+			case b.Type == "resource" && len(b.Labels) == 2:
 				self = b.Labels[0] + "." + b.Labels[1]
-				blocks = append(blocks, resourceOf(self, b))
+				out.blocks = append(out.blocks, resourceOf(self, b))
 				raw = append(raw, b)
+			case b.Type == "module" && len(b.Labels) == 1:
+				mods = append(mods, b)
 			}
 			for addr, n := range referenced(b.Body) {
 				if addr != self {
@@ -362,11 +506,100 @@ func analyse(dir string) ([]block, error) {
 		}
 	}
 	ctx := defaults(bodies)
-	for i := range blocks {
-		blocks[i].refs = refs[blocks[i].address]
-		blocks[i].absent = absent(raw[i], ctx)
+	locals := literalLocals(bodies)
+	for i := range out.blocks {
+		b := &out.blocks[i]
+		b.refs = refs[b.address]
+		b.absent = absent(raw[i], ctx)
+		b.count, b.keys, b.keysFrom = instances(raw[i], locals)
 	}
-	return blocks, nil
+	for _, b := range mods {
+		a, ok := b.Body.Attributes["source"]
+		if !ok {
+			continue
+		}
+		src := literal(a.Expr)
+		if !estate.LocalSource(src) {
+			continue // a registry or git module: its files are not here
+		}
+		_, c := b.Body.Attributes["count"]
+		_, fe := b.Body.Attributes["for_each"]
+		out.calls = append(out.calls, moduleCall{name: b.Labels[0], source: src, counted: c || fe, absent: absent(b, ctx)})
+	}
+	return out, nil
+}
+
+// literalLocals are a module's locals, by name, as written.
+func literalLocals(bodies []*hclsyntax.Body) map[string]hclsyntax.Expression {
+	out := map[string]hclsyntax.Expression{}
+	for _, body := range bodies {
+		for _, b := range body.Blocks {
+			if b.Type != "locals" {
+				continue
+			}
+			for name, a := range b.Body.Attributes {
+				out[name] = a.Expr
+			}
+		}
+	}
+	return out
+}
+
+// instances reads how many instances a block's configuration writes out:
+// a count that is a literal number (else -1), and the keys of a for_each
+// collection written as a literal - an object constructor or toset of a
+// list of strings, in the block or in a local (from says where). These are
+// the shapes the HCL writer can take one instance out of.
+func instances(b *hclsyntax.Block, locals map[string]hclsyntax.Expression) (count int, keys []string, from string) {
+	count = -1
+	if a, ok := b.Body.Attributes["count"]; ok && len(a.Expr.Variables()) == 0 {
+		if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.IsKnown() && !v.IsNull() && v.Type() == cty.Number {
+			if n, acc := v.AsBigFloat().Int64(); acc == big.Exact && n > 0 {
+				count = int(n)
+			}
+		}
+	}
+	a, ok := b.Body.Attributes["for_each"]
+	if !ok {
+		return count, nil, ""
+	}
+	e, from := a.Expr, "the block's for_each"
+	if st, ok := e.(*hclsyntax.ScopeTraversalExpr); ok && len(st.Traversal) == 2 && st.Traversal.RootName() == "local" {
+		at, ok := st.Traversal[1].(hcl.TraverseAttr)
+		if !ok || locals[at.Name] == nil {
+			return count, nil, ""
+		}
+		e, from = locals[at.Name], "local."+at.Name
+	}
+	switch x := e.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		for _, it := range x.Items {
+			// A bare key (high = ...) is a traversal only to Variables.
+			k, diags := it.KeyExpr.Value(nil)
+			if diags.HasErrors() || k.IsNull() || !k.IsKnown() || k.Type() != cty.String || k.AsString() == "" {
+				return count, nil, ""
+			}
+			keys = append(keys, k.AsString())
+		}
+	case *hclsyntax.FunctionCallExpr:
+		if x.Name != "toset" || len(x.Args) != 1 {
+			return count, nil, ""
+		}
+		list, ok := x.Args[0].(*hclsyntax.TupleConsExpr)
+		if !ok {
+			return count, nil, ""
+		}
+		for _, el := range list.Exprs {
+			k := literal(el)
+			if k == "" {
+				return count, nil, ""
+			}
+			keys = append(keys, k)
+		}
+	default:
+		return count, nil, ""
+	}
+	return count, keys, from
 }
 
 // defaults are the literal defaults of the module's variables, as the

@@ -1,0 +1,154 @@
+package derive
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// tree writes files (slash paths) into a fresh root folder.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+type live struct {
+	addr, typ, group, kind, ns, name string
+	labels                           map[string]string
+}
+
+func inputOf(dir string, objs ...live) Input {
+	in := Input{Dir: dir, Live: map[string]*unstructured.Unstructured{}}
+	for _, x := range objs {
+		o, u := obj(x.addr, x.typ, x.group, x.kind, x.ns, x.name, x.labels)
+		in.Objects = append(in.Objects, o)
+		in.Live[o.Address] = u
+	}
+	return in
+}
+
+// A root made only of one for_each block: every stage has an instance to
+// act on.
+const forEachTF = `resource "kubernetes_priority_class_v1" "pc" {
+  for_each = {
+    high = 1000
+    low  = 10
+  }
+  metadata {
+    name   = each.key
+    labels = { tier = "platform" }
+  }
+  value = each.value
+}
+`
+
+func forEachInput(t *testing.T) Input {
+	dir := tree(t, map[string]string{"main.tf": forEachTF})
+	lbl := map[string]string{"tier": "platform"}
+	return inputOf(dir,
+		live{`kubernetes_priority_class_v1.pc["high"]`, "kubernetes_priority_class_v1", "scheduling.k8s.io", "PriorityClass", "", "high", lbl},
+		live{`kubernetes_priority_class_v1.pc["low"]`, "kubernetes_priority_class_v1", "scheduling.k8s.io", "PriorityClass", "", "low", map[string]string{"tier": "platform"}})
+}
+
+func TestDriftForEachInstances(t *testing.T) {
+	p, err := Derive(forEachInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Drift
+	if d == nil {
+		t.Fatalf("no drift: %s", p.Why["drift_reconverge"])
+	}
+	if d.Address != `kubernetes_priority_class_v1.pc["high"]` || d.Object.Name != "high" || d.Field != "metadata.labels.tier" || d.Want != "platform" ||
+		d.Break.Object.Name != "low" || !strings.Contains(d.Break.Patch, "/metadata/labels/tier") {
+		t.Errorf("drift %+v", d)
+	}
+	if why := p.Why["drift_reconverge"]; !strings.Contains(why, `key "high" of a for_each block`) {
+		t.Errorf("why does not say it is an instance: %s", why)
+	}
+}
+
+// Resources in local modules, nested, one of them counted: labels read
+// from the modules' own files.
+const modRootTF = `module "ns" {
+  source = "./modules/ns"
+}
+`
+
+const modNSTF = `resource "kubernetes_namespace_v1" "this" {
+  count = 1
+  metadata {
+    name   = "demo"
+    labels = { team = "a" }
+  }
+}
+
+module "rbac" {
+  source = "../rbac"
+}
+`
+
+const modRBACTF = `resource "kubernetes_role_v1" "reader" {
+  metadata {
+    name      = "reader"
+    namespace = "demo"
+    labels    = { "app.kubernetes.io/name" = "reader" }
+  }
+}
+
+output "role" { value = kubernetes_role_v1.reader.metadata[0].name }
+`
+
+func modulesInput(t *testing.T) Input {
+	dir := tree(t, map[string]string{"main.tf": modRootTF, "modules/ns/main.tf": modNSTF, "modules/rbac/main.tf": modRBACTF})
+	return inputOf(dir,
+		live{"module.ns.kubernetes_namespace_v1.this[0]", "kubernetes_namespace_v1", "", "Namespace", "", "demo", map[string]string{"team": "a"}},
+		live{"module.ns.module.rbac.kubernetes_role_v1.reader", "kubernetes_role_v1", "rbac.authorization.k8s.io", "Role", "demo", "reader",
+			map[string]string{"app.kubernetes.io/name": "reader"}})
+}
+
+func TestDriftInLocalModules(t *testing.T) {
+	p, err := Derive(modulesInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Drift
+	if d == nil {
+		t.Fatalf("no drift: %s", p.Why["drift_reconverge"])
+	}
+	// The Role ranks before the Namespace (a stable kind).
+	if d.Address != "module.ns.module.rbac.kubernetes_role_v1.reader" || d.Field != `metadata.labels["app.kubernetes.io/name"]` || d.Want != "reader" ||
+		d.Break.Object.Kind != "Namespace" || !strings.Contains(d.Break.Patch, "/metadata/labels/team") {
+		t.Errorf("drift %+v", d)
+	}
+	if why := p.Why["drift_reconverge"]; !strings.Contains(why, "in local module module.ns.module.rbac") || !strings.Contains(why, "index 0 of a count block, in local module module.ns") {
+		t.Errorf("why: %s", why)
+	}
+}
+
+// A label the live object does not carry (a module call's argument
+// overrides it, say) is never drifted; the reason names what was looked for.
+func TestDriftNeedsTheLiveLabel(t *testing.T) {
+	in := modulesInput(t)
+	in.Live["module.ns.kubernetes_namespace_v1.this[0]"].SetLabels(map[string]string{"team": "b"})
+	p, err := Derive(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Drift != nil || !strings.Contains(p.Why["drift_reconverge"], "instances of count or for_each blocks, or resources in local modules") {
+		t.Errorf("drift %+v: %s", p.Drift, p.Why["drift_reconverge"])
+	}
+}
