@@ -105,6 +105,7 @@ func Derive(in Input) (*Plans, error) {
 	excluded := map[string]bool{}
 	for _, a := range in.Exclude {
 		excluded[a] = true
+		excluded[estate.BlockOf(a)] = true
 	}
 	byAddr := map[string]Object{}
 	for _, o := range in.Objects {
@@ -360,12 +361,17 @@ func neighbour(objs []Object, live map[string]*unstructured.Unstructured, of est
 }
 
 func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {
-	skip := func(addr string) bool {
-		return excluded[addr] || (p.Rename != nil && addr == p.Rename.From) || (p.Remove != nil && addr == p.Remove.Address)
+	// The label edit is the block's: every instance of it changes, so a
+	// block the rename or the removal acts on is left alone.
+	skip := func(c cand) bool {
+		blk := c.b.address
+		return excluded[c.o.Address] || excluded[blk] || (p.Rename != nil && estate.BlockOf(p.Rename.From) == blk) ||
+			(p.Remove != nil && estate.BlockOf(p.Remove.Address) == blk)
 	}
 	var target *cand
 	for i, c := range cands {
-		if !c.single() || skip(c.b.address) || !c.b.labelable {
+		// A module folder two calls reach would take the label in both.
+		if skip(c) || !c.b.labelable || c.b.calls != 1 {
 			continue
 		}
 		if _, has := c.b.labels[ReviewedLabel]; has {
@@ -375,14 +381,20 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 		break
 	}
 	if target == nil {
-		p.Why["plan_approval"] = "no plan-approval edit derived: no live single root resource (not renamed or removed) whose metadata a label can be added to with the HCL writer"
+		p.Why["plan_approval"] = "no plan-approval edit derived: no live object - single root resource, instance of a count or for_each block, or resource in a local module called once - whose block (not renamed or removed) has metadata a label can be added to with the HCL writer"
 		return
 	}
+	blk := target.b.address
+	var updated []string
 	var move *Object
 	for i, o := range objs {
 		u := live[o.Address]
+		if estate.BlockOf(o.Address) == blk {
+			updated = append(updated, o.Address)
+			continue // the saved plan updates it
+		}
 		// Only the removed object is gone; a renamed one is still there.
-		if o.Address == target.b.address || (p.Remove != nil && o.Address == p.Remove.Address) || u == nil || len(u.GetLabels()) == 0 {
+		if (p.Remove != nil && o.Address == p.Remove.Address) || u == nil || len(u.GetLabels()) == 0 {
 			continue
 		}
 		if _, has := u.GetLabels()["stray"]; has {
@@ -393,13 +405,22 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 		}
 	}
 	if move == nil {
-		p.Why["plan_approval"] = fmt.Sprintf("no plan-approval edit derived: %s can take the label, but no other live object has labels for the out-of-band move (a JSON patch adding label stray)", target.b.address)
+		p.Why["plan_approval"] = fmt.Sprintf("no plan-approval edit derived: %s can take the label, but no other live object has labels for the out-of-band move (a JSON patch adding label stray)", target.o.Address)
 		return
 	}
-	p.PlanApproval = &estate.PlanApproval{Address: target.b.address, Object: target.o.Ref,
+	p.PlanApproval = &estate.PlanApproval{Address: target.o.Address, Object: target.o.Ref,
 		Move: estate.Tamper{Object: move.Ref, Patch: `[{"op":"add","path":"/metadata/labels/stray","value":"yes"}]`}}
-	p.Why["plan_approval"] = fmt.Sprintf("the HCL writer adds label %s = \"yes\" to %s (one update, saved as a plan); the world then moves out of band: label stray=yes on %s",
-		ReviewedLabel, target.b.address, move.Ref)
+	what := fmt.Sprintf("%s (one update, saved as a plan)", target.o.Address)
+	if !target.single() {
+		where := "its block"
+		if target.b.module != "" {
+			where = fmt.Sprintf("its block %s in %s (the module is called once)", blk, target.b.dir)
+		}
+		what = fmt.Sprintf("%s%s - the edit is %s's, so the saved plan holds one update per instance of it: %d (%s)",
+			target.o.Address, target.shape(), where, len(updated), strings.Join(updated, ", "))
+	}
+	p.Why["plan_approval"] = fmt.Sprintf("the HCL writer adds label %s = \"yes\" to %s; the world then moves out of band: label stray=yes on %s",
+		ReviewedLabel, what, move.Ref)
 }
 
 // maxDepth bounds how deep module calls are followed (a module that

@@ -152,3 +152,68 @@ func TestDriftNeedsTheLiveLabel(t *testing.T) {
 		t.Errorf("drift %+v: %s", p.Drift, p.Why["drift_reconverge"])
 	}
 }
+
+func TestApprovalOnForEachBlock(t *testing.T) {
+	in := forEachInput(t)
+	// A labelled ConfigMap elsewhere takes the out-of-band move.
+	o, u := obj("kubernetes_config_map_v1.other", "kubernetes_config_map_v1", "", "ConfigMap", "default", "other", map[string]string{"x": "y"})
+	in.Objects, in.Live[o.Address] = append(in.Objects, o), u
+	p, err := Derive(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := p.PlanApproval
+	if pa == nil || pa.Address != `kubernetes_priority_class_v1.pc["high"]` || pa.Object.Name != "high" || pa.Move.Object.Name != "other" {
+		t.Fatalf("plan approval %+v: %s", pa, p.Why["plan_approval"])
+	}
+	if why := p.Why["plan_approval"]; !strings.Contains(why, `one update per instance of it: 2 (kubernetes_priority_class_v1.pc["high"], kubernetes_priority_class_v1.pc["low"])`) {
+		t.Errorf("why: %s", why)
+	}
+}
+
+func TestApprovalInModuleCalledOnce(t *testing.T) {
+	p, err := Derive(modulesInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := p.PlanApproval
+	if pa == nil || pa.Address != "module.ns.module.rbac.kubernetes_role_v1.reader" || pa.Move.Object.Kind != "Namespace" {
+		t.Fatalf("plan approval %+v: %s", pa, p.Why["plan_approval"])
+	}
+	if why := p.Why["plan_approval"]; !strings.Contains(why, "the module is called once") {
+		t.Errorf("why: %s", why)
+	}
+}
+
+// A module folder two calls reach would take the label in both: not a
+// plan-approval target.
+func TestApprovalSkipsModuleCalledTwice(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"main.tf": `module "a" {
+  source = "./modules/cm"
+}
+module "b" {
+  source = "./modules/cm"
+}
+`,
+		"modules/cm/main.tf": `resource "kubernetes_config_map_v1" "c" {
+  metadata {
+    name   = "c"
+    labels = { app = "c" }
+  }
+}
+`})
+	in := inputOf(dir,
+		live{"module.a.kubernetes_config_map_v1.c", "kubernetes_config_map_v1", "", "ConfigMap", "a", "c", map[string]string{"app": "c"}},
+		live{"module.b.kubernetes_config_map_v1.c", "kubernetes_config_map_v1", "", "ConfigMap", "b", "c", map[string]string{"app": "c"}})
+	p, err := Derive(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PlanApproval != nil || !strings.Contains(p.Why["plan_approval"], "local module called once") {
+		t.Errorf("plan approval %+v: %s", p.PlanApproval, p.Why["plan_approval"])
+	}
+	if p.Drift == nil {
+		t.Errorf("drift of one call's object is fine: %s", p.Why["drift_reconverge"])
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
@@ -59,6 +61,9 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	want := map[string]string{pa.Address: "update"}
+	if derived {
+		want = labelled(r.Objects, pa.Address)
+	}
 	outcomes := map[string]approvalOutcome{}
 	stale := map[string]approvalOutcome{}
 	var planned engine.Counts
@@ -188,10 +193,35 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return undoing(m, err, undoEdit)
 	})
 	r.checkPlanEmpty(ctx, rec, next, r.victim())
-	rec.Claim([]string{promised, oraclePromised, stalePlan, oracleStale}, "plan -out wrote one update (%s, %s); the world then moved out of band (%s on %s) and %s applied the saved plan (exit %d) exactly as stock did on the oracle cluster (exit %d) - a state-file engine checks a saved plan against its state, not the world; applying the same file again after the state moved on was refused by both (%s)",
-		pa.Address, planned, "a JSON patch", pa.Move.Object, r.Subject.Engine.Engine.Profile.Name, subj.exit, orc.exit, stale["subject"].message)
+	rec.Claim([]string{promised, oraclePromised, stalePlan, oracleStale}, "plan -out wrote %s (%s); the world then moved out of band (%s on %s) and %s applied the saved plan (exit %d) exactly as stock did on the oracle cluster (exit %d) - a state-file engine checks a saved plan against its state, not the world; applying the same file again after the state moved on was refused by both (%s)",
+		updates(want), planned, "a JSON patch", pa.Move.Object, r.Subject.Engine.Engine.Profile.Name, subj.exit, orc.exit, stale["subject"].message)
 	rec.Claim([]string{readback, next}, "reviewed=yes reads back on both clusters and the next plan is empty")
 	return nil
+}
+
+// labelled is what the derived label edit updates: the edit is the
+// block's, so every instance of the block at address (and of its module
+// calls) the estate has takes the label, one update each. derive picks
+// only blocks whose module folder one call reaches, so no other block
+// changes with it.
+func labelled(objs []Object, address string) map[string]string {
+	want := map[string]string{address: "update"}
+	blk := estate.BlockOf(address)
+	for _, o := range objs {
+		if estate.BlockOf(o.Address) == blk {
+			want[o.Address] = "update"
+		}
+	}
+	return want
+}
+
+// updates names a plan's expected updates for a claim.
+func updates(want map[string]string) string {
+	addrs := slices.Sorted(maps.Keys(want))
+	if len(addrs) == 1 {
+		return "one update, " + addrs[0]
+	}
+	return fmt.Sprintf("%d updates, one per instance of the labelled block: %s", len(addrs), strings.Join(addrs, ", "))
 }
 
 // What the saved-plan checks find: the saved plan applied or refused.

@@ -413,3 +413,28 @@ func TestCompareKeys(t *testing.T) {
 		t.Errorf("compareKeys = %v", err)
 	}
 }
+
+// The derived label edit is its block's: the saved plan must hold one
+// update per instance of that block, through module call keys too, and
+// nothing of any other block.
+func TestApprovalExpectsEveryInstanceOfTheBlock(t *testing.T) {
+	objs := []Object{
+		{Address: `kubernetes_priority_class_v1.pc["high"]`}, {Address: `kubernetes_priority_class_v1.pc["low"]`},
+		{Address: `kubernetes_priority_class_v1.pcx["low"]`}, {Address: "module.m[0].kubernetes_role_v1.r"},
+		{Address: "module.m[1].kubernetes_role_v1.r"}, {Address: "module.n.kubernetes_role_v1.r"},
+	}
+	got := labelled(objs, `kubernetes_priority_class_v1.pc["low"]`)
+	if want := map[string]string{`kubernetes_priority_class_v1.pc["high"]`: "update", `kubernetes_priority_class_v1.pc["low"]`: "update"}; !maps.Equal(got, want) {
+		t.Errorf("for_each block: %v, want %v", got, want)
+	}
+	got = labelled(objs, "module.m[1].kubernetes_role_v1.r")
+	if want := map[string]string{"module.m[0].kubernetes_role_v1.r": "update", "module.m[1].kubernetes_role_v1.r": "update"}; !maps.Equal(got, want) {
+		t.Errorf("module instances: %v, want %v", got, want)
+	}
+	if got := labelled(objs, "kubernetes_config_map_v1.single"); len(got) != 1 {
+		t.Errorf("single block: %v", got)
+	}
+	if s := updates(labelled(objs, `kubernetes_priority_class_v1.pc["low"]`)); !strings.HasPrefix(s, "2 updates, one per instance") {
+		t.Errorf("claim: %s", s)
+	}
+}
