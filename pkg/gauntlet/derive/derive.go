@@ -313,25 +313,74 @@ func (p *Plans) rename(cands []cand, excluded map[string]bool) {
 
 func (p *Plans) remove(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {
 	var target *cand
+	how := ""
 	for i, c := range cands {
-		if !c.single() || excluded[c.b.address] || c.b.refs > 0 || cascading[c.o.Ref.Kind] || (p.Rename != nil && c.b.address == p.Rename.From) {
+		if excluded[c.o.Address] || excluded[c.b.address] || c.b.refs > 0 || cascading[c.o.Ref.Kind] ||
+			(p.Rename != nil && estate.BlockOf(p.Rename.From) == c.b.address) {
 			continue
 		}
-		target = &cands[i]
-		break
+		if h, ok := removable(c, objs); ok {
+			target, how = &cands[i], h
+			break
+		}
 	}
 	if target == nil {
-		p.Why["day2_remove"] = "no removal derived: every live single root resource is referenced by another block, renamed, or a kind whose deletion takes others with it (Namespace, CustomResourceDefinition)"
+		p.Why["day2_remove"] = "no removal derived: no live leaf (a block no other block references, not renamed, not a kind whose deletion takes others with it: Namespace, CustomResourceDefinition) whose removal the HCL writer can make alone - a single root resource, a block in a local module called once, the last index of a literal count, or a key of a for_each collection written as a literal in the block or in a local only it reads"
 		return
 	}
 	nb, ok := neighbour(objs, live, target.o.Ref, p.Rename)
 	if !ok {
-		p.Why["day2_remove"] = fmt.Sprintf("no removal derived: %s is a leaf, but no other object is of a kind whose resourceVersion only the estate moves (%s)", target.b.address, strings.Join(stable, ", "))
+		p.Why["day2_remove"] = fmt.Sprintf("no removal derived: %s is a leaf, but no other object is of a kind whose resourceVersion only the estate moves (%s)", target.o.Address, strings.Join(stable, ", "))
 		return
 	}
-	p.Remove = &estate.Remove{Address: target.b.address, Object: target.o.Ref, Neighbour: nb.Ref}
-	p.Why["day2_remove"] = fmt.Sprintf("%s is a leaf - no other block references it - so its removal leaves the rest plannable; %s must keep its uid and resourceVersion",
-		target.b.address, nb.Ref)
+	p.Remove = &estate.Remove{Address: target.o.Address, Object: target.o.Ref, Neighbour: nb.Ref}
+	p.Why["day2_remove"] = fmt.Sprintf("%s%s is a leaf - no other block references it - so %s leaves the rest plannable; %s must keep its uid and resourceVersion",
+		target.o.Address, target.shape(), how, nb.Ref)
+}
+
+// removable says how the HCL writer takes c's object out and nothing else,
+// if it can: its whole block when the block makes only it, else one
+// instance out of a count or for_each the configuration writes literally.
+func removable(c cand, objs []Object) (string, bool) {
+	if c.single() {
+		return "its removal", true
+	}
+	if c.b.callCounted || c.b.calls != 1 {
+		return "", false // the module's block is every call's
+	}
+	if !c.b.counted {
+		return fmt.Sprintf("deleting its block from %s (the module is called once)", c.b.dir), true
+	}
+	// The instances the state has must be exactly what the literal says,
+	// else the literal is not what was applied.
+	var ints []int
+	var keys []string
+	for _, o := range objs {
+		if a, err := estate.ParseAddress(o.Address); err == nil && a.Block() == c.b.address {
+			if a.Key.Int {
+				ints = append(ints, a.Key.Index)
+			} else {
+				keys = append(keys, a.Key.String)
+			}
+		}
+	}
+	switch {
+	case c.a.Key.Int && c.b.count > 0:
+		if len(keys) > 0 || len(ints) != c.b.count || c.a.Key.Index != c.b.count-1 {
+			return "", false
+		}
+		return fmt.Sprintf("lowering its literal count from %d to %d (the last index goes)", c.b.count, c.b.count-1), true
+	case !c.a.Key.Int && c.b.keys != nil:
+		if len(ints) > 0 || !sameSet(keys, c.b.keys) {
+			return "", false
+		}
+		return fmt.Sprintf("dropping key %q from %s", c.a.Key.String, c.b.keysFrom), true
+	}
+	return "", false
+}
+
+func sameSet(a, b []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }
 
 // neighbour picks another object of a stable kind, the same namespace first.
@@ -362,11 +411,14 @@ func neighbour(objs []Object, live map[string]*unstructured.Unstructured, of est
 
 func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {
 	// The label edit is the block's: every instance of it changes, so a
-	// block the rename or the removal acts on is left alone.
+	// block the rename acts on is left alone. The removed object is gone
+	// by then (the remove stage runs first and drops it from the estate's
+	// objects, which the stage's expected updates are read from); another
+	// instance of its block may take the label.
 	skip := func(c cand) bool {
 		blk := c.b.address
 		return excluded[c.o.Address] || excluded[blk] || (p.Rename != nil && estate.BlockOf(p.Rename.From) == blk) ||
-			(p.Remove != nil && estate.BlockOf(p.Remove.Address) == blk)
+			(p.Remove != nil && p.Remove.Address == c.o.Address)
 	}
 	var target *cand
 	for i, c := range cands {
@@ -381,7 +433,7 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 		break
 	}
 	if target == nil {
-		p.Why["plan_approval"] = "no plan-approval edit derived: no live object - single root resource, instance of a count or for_each block, or resource in a local module called once - whose block (not renamed or removed) has metadata a label can be added to with the HCL writer"
+		p.Why["plan_approval"] = "no plan-approval edit derived: no live object (not the removed one) - single root resource, instance of a count or for_each block, or resource in a local module called once - whose block (not renamed) has metadata a label can be added to with the HCL writer"
 		return
 	}
 	blk := target.b.address
@@ -389,12 +441,15 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 	var move *Object
 	for i, o := range objs {
 		u := live[o.Address]
+		// Only the removed object is gone; a renamed one is still there.
+		if p.Remove != nil && o.Address == p.Remove.Address {
+			continue
+		}
 		if estate.BlockOf(o.Address) == blk {
 			updated = append(updated, o.Address)
 			continue // the saved plan updates it
 		}
-		// Only the removed object is gone; a renamed one is still there.
-		if (p.Remove != nil && o.Address == p.Remove.Address) || u == nil || len(u.GetLabels()) == 0 {
+		if u == nil || len(u.GetLabels()) == 0 {
 			continue
 		}
 		if _, has := u.GetLabels()["stray"]; has {
@@ -528,11 +583,20 @@ func readModule(dir string) (*module, error) {
 	}
 	ctx := defaults(bodies)
 	locals := literalLocals(bodies)
+	localRefs := map[string]int{}
+	for _, body := range bodies {
+		countLocals(body, localRefs)
+	}
 	for i := range out.blocks {
 		b := &out.blocks[i]
 		b.refs = refs[b.address]
 		b.absent = absent(raw[i], ctx)
 		b.count, b.keys, b.keysFrom = instances(raw[i], locals)
+		// A local another expression reads too is not this block's alone:
+		// dropping a key there would change the other reader.
+		if name, ok := strings.CutPrefix(b.keysFrom, "local."); ok && localRefs[name] != 1 {
+			b.keys, b.keysFrom = nil, ""
+		}
 	}
 	for _, b := range mods {
 		a, ok := b.Body.Attributes["source"]
@@ -548,6 +612,24 @@ func readModule(dir string) (*module, error) {
 		out.calls = append(out.calls, moduleCall{name: b.Labels[0], source: src, counted: c || fe, absent: absent(b, ctx)})
 	}
 	return out, nil
+}
+
+// countLocals counts, per local name, the expressions of body (and its
+// nested blocks) that read it.
+func countLocals(body *hclsyntax.Body, n map[string]int) {
+	for _, a := range body.Attributes {
+		for _, t := range a.Expr.Variables() {
+			if t.RootName() != "local" || len(t) < 2 {
+				continue
+			}
+			if at, ok := t[1].(hcl.TraverseAttr); ok {
+				n[at.Name]++
+			}
+		}
+	}
+	for _, b := range body.Blocks {
+		countLocals(b.Body, n)
+	}
 }
 
 // literalLocals are a module's locals, by name, as written.

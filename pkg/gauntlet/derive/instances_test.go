@@ -155,6 +155,11 @@ func TestDriftNeedsTheLiveLabel(t *testing.T) {
 
 func TestApprovalOnForEachBlock(t *testing.T) {
 	in := forEachInput(t)
+	// An output reads the block: no removal takes one of its keys first.
+	out := filepath.Join(in.Dir, "outputs.tf")
+	if err := os.WriteFile(out, []byte("output \"classes\" { value = kubernetes_priority_class_v1.pc }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A labelled ConfigMap elsewhere takes the out-of-band move.
 	o, u := obj("kubernetes_config_map_v1.other", "kubernetes_config_map_v1", "", "ConfigMap", "default", "other", map[string]string{"x": "y"})
 	in.Objects, in.Live[o.Address] = append(in.Objects, o), u
@@ -215,5 +220,94 @@ module "b" {
 	}
 	if p.Drift == nil {
 		t.Errorf("drift of one call's object is fine: %s", p.Why["drift_reconverge"])
+	}
+}
+
+func TestRemoveForEachKey(t *testing.T) {
+	p, err := Derive(forEachInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := p.Remove
+	if rm == nil || rm.Address != `kubernetes_priority_class_v1.pc["high"]` || rm.Object.Name != "high" || rm.Neighbour.Name != "low" {
+		t.Fatalf("remove %+v: %s", rm, p.Why["day2_remove"])
+	}
+	if why := p.Why["day2_remove"]; !strings.Contains(why, `dropping key "high" from the block's for_each`) {
+		t.Errorf("why: %s", why)
+	}
+	// The other instance of the block takes the label, the removed one gone.
+	if pa := p.PlanApproval; pa != nil && pa.Address != `kubernetes_priority_class_v1.pc["low"]` {
+		t.Errorf("plan approval on %s", pa.Address)
+	}
+}
+
+// A count written as a literal loses its last index; a for_each over a
+// local only that block reads loses a key there; a local two blocks read,
+// a computed count and a module two calls reach are never edited.
+func TestRemoveInstanceShapes(t *testing.T) {
+	root := `locals {
+  shared = { a = 1, b = 2 }
+  own    = { x = 1, y = 2 }
+}
+
+resource "kubernetes_config_map_v1" "shared1" {
+  for_each = local.shared
+  metadata { name = "s1-${each.key}" }
+}
+
+resource "kubernetes_config_map_v1" "shared2" {
+  for_each = local.shared
+  metadata { name = "s2-${each.key}" }
+}
+
+resource "kubernetes_secret_v1" "own" {
+  for_each = local.own
+  metadata { name = "own-${each.key}" }
+}
+
+resource "kubernetes_service_account_v1" "computed" {
+  count = var.n
+  metadata { name = "c-${count.index}" }
+}
+
+resource "kubernetes_service_account_v1" "literal" {
+  count = 2
+  metadata { name = "l-${count.index}" }
+}
+
+variable "n" {
+  default = 1
+}
+`
+	lv := func(addr, typ, kind, name string) live { return live{addr, typ, "", kind, "default", name, nil} }
+	objs := []live{
+		lv(`kubernetes_config_map_v1.shared1["a"]`, "kubernetes_config_map_v1", "ConfigMap", "s1-a"),
+		lv(`kubernetes_config_map_v1.shared1["b"]`, "kubernetes_config_map_v1", "ConfigMap", "s1-b"),
+		lv(`kubernetes_config_map_v1.shared2["a"]`, "kubernetes_config_map_v1", "ConfigMap", "s2-a"),
+		lv(`kubernetes_config_map_v1.shared2["b"]`, "kubernetes_config_map_v1", "ConfigMap", "s2-b"),
+		lv(`kubernetes_secret_v1.own["x"]`, "kubernetes_secret_v1", "Secret", "own-x"),
+		lv(`kubernetes_secret_v1.own["y"]`, "kubernetes_secret_v1", "Secret", "own-y"),
+		lv(`kubernetes_service_account_v1.computed[0]`, "kubernetes_service_account_v1", "ServiceAccount", "c-0"),
+		lv(`kubernetes_service_account_v1.literal[0]`, "kubernetes_service_account_v1", "ServiceAccount", "l-0"),
+		lv(`kubernetes_service_account_v1.literal[1]`, "kubernetes_service_account_v1", "ServiceAccount", "l-1"),
+	}
+	p, err := Derive(inputOf(tree(t, map[string]string{"main.tf": root}), objs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ConfigMaps rank first but share their local; the Secret's own local
+	// is next.
+	if rm := p.Remove; rm == nil || rm.Address != `kubernetes_secret_v1.own["x"]` || !strings.Contains(p.Why["day2_remove"], `dropping key "x" from local.own`) {
+		t.Fatalf("remove %+v: %s", rm, p.Why["day2_remove"])
+	}
+	// Without the Secrets: the literal count's last index.
+	p, err = Derive(inputOf(tree(t, map[string]string{"main.tf": strings.Replace(root, `resource "kubernetes_secret_v1" "own" {
+  for_each = local.own`, `resource "kubernetes_secret_v1" "own" {
+  for_each = local.shared`, 1)}), objs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm := p.Remove; rm == nil || rm.Address != "kubernetes_service_account_v1.literal[1]" || !strings.Contains(p.Why["day2_remove"], "count from 2 to 1") {
+		t.Fatalf("remove %+v: %s", rm, p.Why["day2_remove"])
 	}
 }

@@ -353,7 +353,10 @@ type Rename struct {
 // Remove: delete Address's block; Object must go, Neighbour must stay.
 type Remove struct {
 	// Root names the root the stages act on (default: the last).
-	Root    string `json:"root,omitempty"`
+	Root string `json:"root,omitempty"`
+	// Address is the resource whose block is deleted; with an instance key
+	// and no File or Block, that one instance is taken out of its block's
+	// literal for_each or count instead (Root.RemoveInstance).
 	Address string `json:"address"`
 	// File and Block locate the resource block to delete when Address is
 	// not "type.name" in the main file (a block in a local module):

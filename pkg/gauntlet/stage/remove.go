@@ -17,7 +17,22 @@ func day2Remove() Stage {
 
 type removeStage struct{ info }
 
-// Run deletes one resource block: exactly one destroy, the object gone,
+// removeEdit takes address out of the root with the HCL writer: one
+// instance out of its block's literal count or for_each when the address
+// has an instance key, else the whole block (in the root or in the local
+// module its calls lead to).
+func removeEdit(root *estate.Root, address string) error {
+	a, err := estate.ParseAddress(address)
+	if err != nil {
+		return fmt.Errorf("remove: %w", err)
+	}
+	if a.Key.Set {
+		return root.RemoveInstance(address)
+	}
+	return root.RemoveResource(address)
+}
+
+// Run deletes one resource block (or one instance of it): exactly one destroy, the object gone,
 // its neighbour untouched, the next plan empty.
 func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	rm, err := r.removePlan(ctx)
@@ -50,7 +65,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			}
 			return nil
 		}
-		return sd.Root.RemoveResource(rm.Address)
+		return removeEdit(sd.Root, rm.Address)
 	}); err != nil {
 		return err
 	}

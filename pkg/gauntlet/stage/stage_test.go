@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -436,5 +438,42 @@ func TestApprovalExpectsEveryInstanceOfTheBlock(t *testing.T) {
 	}
 	if s := updates(labelled(objs, `kubernetes_priority_class_v1.pc["low"]`)); !strings.HasPrefix(s, "2 updates, one per instance") {
 		t.Errorf("claim: %s", s)
+	}
+}
+
+// The remove stage's edit: an instance address drops that instance from
+// its block's literal for_each (the block stays), a block address deletes
+// the block.
+func TestRemoveEditInstanceOrBlock(t *testing.T) {
+	dir := t.TempDir()
+	tf := `resource "kubernetes_config_map_v1" "each" {
+  for_each = toset(["a", "b"])
+  metadata {
+    name = each.key
+  }
+}
+
+resource "kubernetes_config_map_v1" "one" {
+  metadata {
+    name = "one"
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := &estate.Root{Dir: dir, Main: "main.tf"}
+	if err := removeEdit(root, `kubernetes_config_map_v1.each["b"]`); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeEdit(root, "kubernetes_config_map_v1.one"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "main.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); !strings.Contains(got, `toset(["a"])`) || strings.Contains(got, `"one"`) {
+		t.Errorf("after the edits:\n%s", got)
 	}
 }
