@@ -11,7 +11,9 @@ import (
 // Preview derives the plans from a root's configuration alone, before
 // anything is applied (gauntlet estate new prints it): each object is
 // taken as the configuration writes it (a block whose count is 0, or
-// whose for_each is empty, with the variables' defaults makes none) - its kind from the resource type
+// whose for_each is empty, with the variables' defaults makes none, nor
+// does a block of a module call whose count is 0; a literal count or
+// for_each makes one object per instance) - its kind from the resource type
 // or the manifest, its name and labels where they are literal. A run
 // derives again from the state and the live objects, which decide.
 func Preview(dir string) (*Plans, []Object, error) {
@@ -36,10 +38,27 @@ func Preview(dir string) (*Plans, []Object, error) {
 		if ref.Name == "" {
 			ref.Name = fmt.Sprintf("(name of %s)", b.address)
 		}
-		in.Objects = append(in.Objects, Object{Address: b.address, Type: b.typ, Ref: ref})
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		u.SetLabels(b.labels)
-		in.Live[b.address] = u
+		// A count or for_each written as a literal makes one object per
+		// instance; else the block stands for its objects as one.
+		addrs := []string{b.address}
+		switch {
+		case b.count > 0:
+			addrs = nil
+			for i := range b.count {
+				addrs = append(addrs, fmt.Sprintf("%s[%d]", b.address, i))
+			}
+		case b.keys != nil:
+			addrs = nil
+			for _, k := range b.keys {
+				addrs = append(addrs, b.address+estate.Key{Set: true, String: k}.Text())
+			}
+		}
+		for _, a := range addrs {
+			in.Objects = append(in.Objects, Object{Address: a, Type: b.typ, Ref: ref})
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			u.SetLabels(b.labels)
+			in.Live[a] = u
+		}
 	}
 	p, err := Derive(in)
 	return p, in.Objects, err

@@ -75,3 +75,42 @@ variable "replicas" {
 		t.Errorf("the removal's neighbour is an object the configuration does not make: %+v", p.Remove.Neighbour)
 	}
 }
+
+// A module call whose count is 0 makes none of its module's objects; a
+// literal count or for_each makes one per instance.
+func TestPreviewModulesAndInstances(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"main.tf": `module "off" {
+  source = "./modules/m"
+  count  = 0
+}
+module "on" {
+  source = "./modules/m"
+}
+resource "kubernetes_config_map_v1" "c" {
+  count = 2
+  metadata {
+    name = "c"
+  }
+}
+`,
+		"modules/m/main.tf": `resource "kubernetes_secret_v1" "s" {
+  for_each = toset(["a", "b"])
+  metadata {
+    name = each.key
+  }
+}
+`})
+	_, objs, err := Preview(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, o := range objs {
+		addrs = append(addrs, o.Address)
+	}
+	want := []string{"kubernetes_config_map_v1.c[0]", "kubernetes_config_map_v1.c[1]", `module.on.kubernetes_secret_v1.s["a"]`, `module.on.kubernetes_secret_v1.s["b"]`}
+	if !slices.Equal(addrs, want) {
+		t.Errorf("preview objects %v, want %v", addrs, want)
+	}
+}
