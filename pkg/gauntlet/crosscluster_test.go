@@ -133,3 +133,58 @@ func stageLines(st result.Stage) []string {
 	}
 	return lines
 }
+
+// freshNamesRoot is a root written for this test whose object names and
+// annotations come from values each apply makes anew: a Secret named
+// from a random_id, and a ConfigMap annotated with that Secret's
+// resource_version (the usual way to roll pods when a config changes).
+const freshNamesRoot = `
+resource "random_id" "tail" {
+  byte_length = 8
+}
+
+resource "kubernetes_secret_v1" "config" {
+  metadata {
+    name      = "fresh-config-${random_id.tail.hex}"
+    namespace = "default"
+  }
+  data = { mode = "probe" }
+}
+
+resource "kubernetes_config_map_v1" "consumer" {
+  metadata {
+    name      = "fresh-consumer"
+    namespace = "default"
+    annotations = {
+      config_version = kubernetes_secret_v1.config.metadata[0].resource_version
+      config_name    = kubernetes_secret_v1.config.metadata[0].name
+    }
+  }
+  data = { mode = "probe" }
+}
+`
+
+// TestFreshApplyMatchesStockByAddress runs greenfield over freshNamesRoot:
+// the fresh apply names its Secret from its own random_id and its
+// ConfigMap carries its own Secret's resource version, so "matches
+// stock's cold deploy object by object" must pair by state address and
+// match each side's values with its own state. Before, it compared by
+// name and failed: stock's Secret "absent" and both annotations differing.
+func TestFreshApplyMatchesStockByAddress(t *testing.T) {
+	res := runWrittenRoot(t, "fresh-names", "Names and annotations each apply makes anew", freshNamesRoot, "migrate", "greenfield")
+	for _, st := range res.Stages {
+		if st.ID == "day2_teardown" && st.Verdict != result.Pass {
+			t.Fatalf("day2_teardown: %s %s %s\n%s", st.Verdict, st.Detail, st.Aborted, strings.Join(stageLines(st), "\n"))
+		}
+		if st.ID != "greenfield" {
+			continue
+		}
+		detail := stageLines(st)
+		if st.Verdict != result.Pass {
+			t.Fatalf("greenfield: %s %s\n%s", st.Verdict, st.Reason, strings.Join(detail, "\n"))
+		}
+		t.Logf("greenfield passed:\n%s", strings.Join(detail, "\n"))
+		return
+	}
+	t.Fatal("no greenfield stage in the result")
+}

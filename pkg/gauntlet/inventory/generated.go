@@ -7,16 +7,18 @@ import (
 	"strings"
 )
 
-// MinGenerated is the shortest provider-generated value Generated
-// replaces: a value of a few characters (a random_integer's "7") would
-// match text it did not make.
+// MinGenerated is the shortest value Generated replaces wherever it
+// appears inside a string: a value of a few characters (a resource
+// version's "518") would match text it did not make, so a shorter one is
+// replaced only where a whole string equals it.
 const MinGenerated = 6
 
 // substituteGenerated replaces, in every string of obj, each of gen's
 // values with its placeholder, longest value first (one value may hold
-// another). A Secret's data is base64: there the decoded text is
-// replaced and encoded again, so each side's own password reads as the
-// same placeholder on both.
+// another); a value shorter than MinGenerated only where it is the whole
+// string. A Secret's data is base64: there the decoded text is replaced
+// and encoded again, so each side's own password reads as the same
+// placeholder on both.
 func substituteGenerated(obj map[string]any, kind string, gen map[string]string) {
 	vals := make([]string, 0, len(gen))
 	for v := range gen {
@@ -24,11 +26,14 @@ func substituteGenerated(obj map[string]any, kind string, gen map[string]string)
 			vals = append(vals, v)
 		}
 	}
-	if len(vals) == 0 {
+	if len(gen) == 0 {
 		return
 	}
 	slices.SortFunc(vals, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
 	replace := func(s string) string {
+		if p, ok := gen[s]; ok {
+			return p
+		}
 		for _, v := range vals {
 			s = strings.ReplaceAll(s, v, gen[v])
 		}

@@ -54,8 +54,9 @@ func PairBy(want, got map[Ref]string) Option {
 // every string of that side's objects (in a Secret's data, inside the
 // base64), so a Secret built from a random_password compares equal when
 // each cluster holds its own side's password, and still differs where
-// one holds anything else. Values shorter than MinGenerated are not
-// replaced: a short one would match text it did not make. Default: none.
+// one holds anything else. A value shorter than MinGenerated is replaced
+// only where a whole string equals it: inside a longer one it would match
+// text it did not make. Default: none.
 func Generated(want, got map[string]string) Option {
 	return optionFunc(func(o *options) { o.wantGen, o.gotGen = want, got })
 }

@@ -154,7 +154,7 @@ func TestGeneratedNamePairedByIdentityOnly(t *testing.T) {
 // TestGeneratedValuesMatchedWithEachSidesOwnState: a Secret holding each
 // side's own random_password (alone, and inside a URL) compares equal; one
 // holding anything else, or the other side's password, differs; a value
-// shorter than MinGenerated is left alone.
+// shorter than MinGenerated is replaced only where it is a whole string.
 func TestGeneratedValuesMatchedWithEachSidesOwnState(t *testing.T) {
 	secret := func(pw, url string) Inventory {
 		s := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","namespace":"default"},"data":{"password":"` +
@@ -180,8 +180,16 @@ func TestGeneratedValuesMatchedWithEachSidesOwnState(t *testing.T) {
 	if len(r.Differences) != 2 {
 		t.Errorf("the subject holding the oracle's password, not its own state's: got\n%s", r)
 	}
-	short := map[string]string{"abc": "${random_string.s.result}"}
-	if r := Compare(secret("abc", "x"), secret("xyz", "x"), Generated(short, map[string]string{"xyz": "${random_string.s.result}"})); r.Equal() {
-		t.Errorf("values shorter than %d are not replaced, so these must differ", MinGenerated)
+	// A short value (a resource version an annotation copies) is replaced
+	// only where it is the whole string, never inside a longer one.
+	short, shortS := map[string]string{"275": "${kubernetes_secret.c.metadata.resource_version}"}, map[string]string{"518": "${kubernetes_secret.c.metadata.resource_version}"}
+	if r := Compare(secret("275", "x"), secret("518", "x"), Generated(short, shortS)); !r.Equal() {
+		t.Errorf("each side's own short value, a whole string: got\n%s", r)
+	}
+	if r := Compare(secret("x", "v-275"), secret("x", "v-518"), Generated(short, shortS)); r.Equal() {
+		t.Errorf("values shorter than %d are not replaced inside a string, so these must differ", MinGenerated)
+	}
+	if r := Compare(secret("275", "x"), secret("519", "x"), Generated(short, shortS)); r.Equal() {
+		t.Errorf("a short value that is not the side's own must still differ")
 	}
 }

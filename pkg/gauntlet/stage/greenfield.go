@@ -95,12 +95,30 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	for _, u := range want.Objects {
 		refs = append(refs, inventory.RefOf(u))
 	}
+	// The fresh apply made its own objects from its own state: an object
+	// named from a random_id, or a value a cluster wrote copied into an
+	// annotation, differs from stock's by construction. Objects are paired
+	// by state address and each side's generated values matched with its
+	// own state, as the cold deploy compares them.
+	st, err := ws.State(ctx)
+	if err != nil {
+		return err
+	}
+	fresh, err := objectsFromState(st)
+	if err != nil {
+		return err
+	}
+	opts := r.freshAcrossClusters(fresh, generatedValues(st))
+	var gotRefs []inventory.Ref
+	for _, o := range fresh {
+		gotRefs = append(gotRefs, refOf(o))
+	}
 	match := func(ctx context.Context) (error, error) {
-		got, err := inventory.Read(ctx, r.Subject.Cluster.RESTConfig(), inventory.Selection{Refs: refs})
+		got, err := inventory.Read(ctx, r.Subject.Cluster.RESTConfig(), inventory.Selection{Refs: gotRefs})
 		if err != nil {
 			return nil, err
 		}
-		return inventoryFindings(inventory.Compare(*want, got)), nil
+		return inventoryFindings(inventory.Compare(*want, got, opts...)), nil
 	}
 	m, err := match(ctx)
 	if err != nil {
@@ -109,7 +127,36 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	rec.Check(matches, m, fmt.Sprintf("%d objects", len(want.Objects)))
 	// Greenfield runs on the subject alone (the oracle's cold deploy is
 	// the reference), so its BREAKs run there alone.
-	victim := estateObject(refs[len(refs)-1])
+	// The victim is the fresh apply's own object of the address stock's
+	// last object has (its name may differ: a random_id in it).
+	if len(fresh) == 0 || len(refs) == 0 {
+		return fmt.Errorf("greenfield: the fresh apply's state holds %d kubernetes objects, stock's cold deploy %d: nothing to compare", len(fresh), len(refs))
+	}
+	vObj := &fresh[len(fresh)-1]
+	last := refs[len(refs)-1]
+	for _, o := range r.onSide(r.Oracle, r.coldObjects) {
+		if or := refOf(o); or.Group == last.Group && or.Kind == last.Kind && or.Namespace == last.Namespace && or.Name == last.Name {
+			for i := range fresh {
+				if fresh[i].Address == o.Address {
+					vObj = &fresh[i]
+				}
+			}
+		}
+	}
+	// Not an object whose resource version another one copies: its label
+	// and unlabel would move what the configuration reads, and the replan
+	// would update the reader (a victim whose undo leaves the world moved).
+	if live, err := inventory.Read(ctx, r.Subject.Cluster.RESTConfig(), inventory.Selection{Refs: gotRefs}); err == nil {
+		if refd := inventory.VersionReferenced(live.Objects); refd[refOf(*vObj)] {
+			for i := len(fresh) - 1; i >= 0; i-- {
+				if !refd[refOf(fresh[i])] {
+					vObj = &fresh[i]
+					break
+				}
+			}
+		}
+	}
+	victim := vObj.Ref
 	r.breakSubject(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.String() + " out of band",
 		Victim: victim.String(), Covers: []string{matches}, Predict: []result.Prediction{{Object: victim.String(), Field: fieldBreakLabel, Got: labelGot}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, victim, func() (Measured, error) {
@@ -122,13 +169,7 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return err
 	}
 	rec.Check(next, empty(p), p.Counts.String())
-	var vObj *Object
-	for _, o := range r.coldObjects {
-		if sameObject(o.Ref, victim) {
-			vObj = &o
-		}
-	}
-	if vObj != nil {
+	{
 		r.breakSubject(ctx, rec, Breaking{Name: "delete_before_replan", Corruption: "deletes " + victim.String() + " out of band before the plan",
 			Victim: vObj.Address, Covers: []string{next}, Predict: []result.Prediction{planPredict(vObj.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 			return sd.deleted(ctx, victim, func() (Measured, error) {

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
@@ -69,6 +70,24 @@ func (r *Run) acrossClusters(sd *Side, objs []Object) []inventory.Option {
 	}
 }
 
+// freshAcrossClusters are acrossClusters' options for objects a fresh
+// apply made with a state of its own (objs, gen): paired with the
+// oracle's cold deploy by state address, generated values matched with
+// that state's.
+func (r *Run) freshAcrossClusters(objs []Object, gen map[string]string) []inventory.Option {
+	got := make(map[inventory.Ref]string, len(objs))
+	for _, o := range objs {
+		got[refOf(o)] = o.Address
+	}
+	want := map[inventory.Ref]string{}
+	for _, o := range r.onSide(r.Oracle, r.coldObjects) {
+		want[refOf(o)] = o.Address
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return []inventory.Option{inventory.PairBy(want, got), inventory.Generated(r.generated["oracle"], gen)}
+}
+
 // generatedAttributes are, by resource type, the attributes a provider
 // generates (not those the configuration sets): they differ between the
 // two sides by construction. random_integer and random_shuffle are left
@@ -84,8 +103,40 @@ func generatedAttributes() map[string][]string {
 	}
 }
 
-// generatedValues maps each value a provider generated in st to a
-// placeholder naming where it came from, e.g.
+// serverWritten reads, from a kubernetes object's state attributes, the
+// identity values its cluster wrote - resource version and uid - by the
+// attribute path they came from. A configuration that copies one into
+// another object (an annotation holding a Secret's resource_version, to
+// roll pods when it changes) writes a value each cluster chose.
+func serverWritten(res *tfjson.StateResource) map[string]string {
+	out := map[string]string{}
+	var md map[string]any
+	switch {
+	case res.Type == "kubernetes_manifest":
+		obj, _ := res.AttributeValues["object"].(map[string]any)
+		md, _ = obj["metadata"].(map[string]any)
+		for attr, key := range map[string]string{"object.metadata.resourceVersion": "resourceVersion", "object.metadata.uid": "uid"} {
+			if v, ok := md[key].(string); ok && v != "" {
+				out[attr] = v
+			}
+		}
+	case strings.HasPrefix(res.Type, "kubernetes_"):
+		list, _ := res.AttributeValues["metadata"].([]any)
+		if len(list) == 1 {
+			md, _ = list[0].(map[string]any)
+		}
+		for _, key := range []string{"resource_version", "uid"} {
+			if v, ok := md[key].(string); ok && v != "" {
+				out["metadata.0."+key] = v
+			}
+		}
+	}
+	return out
+}
+
+// generatedValues maps each value a provider generated in st, and each
+// identity value a cluster wrote into a kubernetes object's state
+// (serverWritten), to a placeholder naming where it came from, e.g.
 // "${random_password.db.result}"; the placeholder never holds the value.
 func generatedValues(st *tfjson.State) map[string]string {
 	out := map[string]string{}
@@ -103,6 +154,9 @@ func generatedValues(st *tfjson.State) map[string]string {
 				if v, ok := res.AttributeValues[a].(string); ok && v != "" {
 					out[v] = fmt.Sprintf("${%s.%s}", res.Address, a)
 				}
+			}
+			for a, v := range serverWritten(res) {
+				out[v] = fmt.Sprintf("${%s.%s}", res.Address, a)
 			}
 		}
 		for _, c := range m.ChildModules {
