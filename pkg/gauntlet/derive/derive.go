@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -107,6 +108,21 @@ func Derive(in Input) (*Plans, error) {
 		excluded[a] = true
 		excluded[estate.BlockOf(a)] = true
 	}
+	// An object whose resource version another copies is no candidate:
+	// any touch of it, even one put back, moves what the configuration
+	// reads, and the next plan updates its reader.
+	var all []*unstructured.Unstructured
+	for _, u := range in.Live {
+		all = append(all, u)
+	}
+	refd := inventory.VersionReferenced(all)
+	live := map[string]*unstructured.Unstructured{}
+	for a, u := range in.Live {
+		if !refd[inventory.RefOf(u)] {
+			live[a] = u
+		}
+	}
+	in.Live = live
 	byAddr := map[string]Object{}
 	for _, o := range in.Objects {
 		byAddr[o.Address] = o

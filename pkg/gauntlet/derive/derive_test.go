@@ -124,3 +124,23 @@ func TestDeriveNothing(t *testing.T) {
 		t.Errorf("drift with one candidate: %+v %q", p.Drift, p.Why["drift_reconverge"])
 	}
 }
+
+// TestDeriveSkipsVersionReferenced: an object whose resource version
+// another object copies (here the ServiceAccount's, in the Role's
+// annotation) is never a victim - its tamper and undo would move what the
+// configuration reads - so the drift falls to the next candidates.
+func TestDeriveSkipsVersionReferenced(t *testing.T) {
+	in := input(t)
+	in.Live["kubernetes_manifest.sa"].SetResourceVersion("518")
+	in.Live["kubernetes_role_v1.role"].SetAnnotations(map[string]string{"robot_version": "518"})
+	p, err := Derive(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Drift; d == nil || d.Address == "kubernetes_manifest.sa" || d.Break.Object.Kind == "ServiceAccount" {
+		t.Errorf("drift chose the copied object: %+v (%s)", d, p.Why["drift_reconverge"])
+	}
+	if rm := p.Remove; rm != nil && (rm.Address == "kubernetes_manifest.sa" || rm.Neighbour.Kind == "ServiceAccount") {
+		t.Errorf("remove chose the copied object: %+v", rm)
+	}
+}
