@@ -740,6 +740,12 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		return sr
 	}
 	switch {
+	case err != nil && result.StockAlone(err) && !rec.Failed():
+		// Stock failed a step the engine under test finished: the stage
+		// stops short for stock's reason, never the engine's fail.
+		sr.Verdict = result.Limitation
+		sr.Detail = fmt.Sprintf("%s LIMITATION: stock could not finish the stage, the engine under test did its part, so the rest is not compared and it is not the engine's fail: %v", sr.Detail, err)
+		sr.Aborted = err.Error()
 	case err != nil:
 		sr.Verdict = result.Fail
 		sr.Detail = fmt.Sprintf("%s The stage could not finish: %v", sr.Detail, err)

@@ -41,3 +41,52 @@ func SharedFailure(findings []Finding, measurementErrors []string) bool {
 	slices.Sort(oracle)
 	return slices.Equal(subject, oracle)
 }
+
+// StockAloneFailure reports whether a failed check's findings are the
+// oracle's alone: stock fails it and the engine under test does not (a
+// defect of stock or of the provider under stock). It is no pass - the
+// reference the engine is judged beside failed - and never the engine's
+// fail, so its verdict is a limitation, said in those words.
+func StockAloneFailure(findings []Finding, measurementErrors []string) bool {
+	if len(measurementErrors) > 0 || len(findings) == 0 {
+		return false
+	}
+	for _, f := range findings {
+		if f.Side != "oracle" {
+			return false
+		}
+	}
+	return true
+}
+
+// SideError is what one side of a two-sided step returned: the stage
+// reads which sides failed from it, not from its text.
+type SideError struct {
+	Side string
+	Err  error
+}
+
+func (e *SideError) Error() string { return e.Side + ": " + e.Err.Error() }
+
+func (e *SideError) Unwrap() error { return e.Err }
+
+// StockAlone reports whether err, a stage's abort, came from the oracle's
+// side alone: every part of it is an oracle SideError. Stock could not
+// finish a step the engine under test finished, so the stage stops short
+// for stock's reason, not the engine's.
+func StockAlone(err error) bool {
+	if err == nil {
+		return false
+	}
+	parts := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		parts = j.Unwrap()
+	}
+	for _, p := range parts {
+		se, ok := p.(*SideError)
+		if !ok || se.Side != "oracle" {
+			return false
+		}
+	}
+	return len(parts) > 0
+}

@@ -84,10 +84,14 @@ func (r *Recorder) Check(name string, err error, detail string) bool {
 		for _, m := range result.MeasurementErrorsIn(err) {
 			c.MeasurementErrors = append(c.MeasurementErrors, m.Error())
 		}
-		if result.SharedFailure(c.Findings, c.MeasurementErrors) {
+		switch {
+		case result.SharedFailure(c.Findings, c.MeasurementErrors):
 			c.Verdict = result.Limitation
 			r.sentences = append(r.sentences, sentence{text: capitalise("LIMITATION %s: stock fails it the same way, so it is not the engine's: %v", name, err), failure: true})
-		} else {
+		case result.StockAloneFailure(c.Findings, c.MeasurementErrors):
+			c.Verdict = result.Limitation
+			r.sentences = append(r.sentences, sentence{text: capitalise("LIMITATION %s: stock alone fails it and the engine under test does not, so it is no pass and not the engine's fail: %v", name, err), failure: true})
+		default:
 			r.sentences = append(r.sentences, sentence{text: capitalise("FAILED %s: %v", name, err), failure: true})
 		}
 	}

@@ -220,7 +220,7 @@ func (r *Run) both(ctx context.Context, f func(ctx context.Context, s *Side) err
 			if err := f(ctx, s); err != nil {
 				// Findings and measurement errors learn their side here,
 				// so a joined failure says which side failed.
-				errs[i] = fmt.Errorf("%s: %w", s.Name, result.Stamp(err, "", s.Name))
+				errs[i] = &result.SideError{Side: s.Name, Err: result.Stamp(err, "", s.Name)}
 			}
 		}()
 	}

@@ -68,3 +68,19 @@ func TestInactiveNamespacesNamesEveryOne(t *testing.T) {
 		t.Errorf("an Active namespace: %v", err)
 	}
 }
+
+// TestStockAloneCheckIsALimitation: a check whose only finding is the
+// oracle's (stock fails it, the engine passes) is recorded as a
+// limitation said in those words - no pass, and not the engine's fail.
+func TestStockAloneCheckIsALimitation(t *testing.T) {
+	rec := NewRecorder()
+	f := &result.Finding{Side: "oracle", Address: "kubernetes_ingress_v1.x", Field: "plan", Want: "nothing", Got: "update"}
+	rec.Check("next plan empty", f, "")
+	if rec.Failed() || !rec.Limited() {
+		t.Fatalf("failed %v, limited %v: want a limitation", rec.Failed(), rec.Limited())
+	}
+	rec.Check("other", &result.Finding{Side: "subject", Address: "x", Field: "plan", Want: "nothing", Got: "update"}, "")
+	if !rec.Failed() {
+		t.Error("a subject finding is the engine's fail")
+	}
+}

@@ -1,0 +1,29 @@
+package result
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestStockAlone: a failure that is stock's alone - findings only on the
+// oracle, or an abort whose every part is the oracle's - is told apart
+// from the engine's and from a shared one.
+func TestStockAlone(t *testing.T) {
+	oracle := Finding{Side: "oracle", Address: "a", Field: "plan", Want: "nothing", Got: "update"}
+	subject := oracle
+	subject.Side = "subject"
+	if !StockAloneFailure([]Finding{oracle}, nil) {
+		t.Error("an oracle-only finding is stock's alone")
+	}
+	if StockAloneFailure([]Finding{oracle, subject}, nil) || StockAloneFailure([]Finding{subject}, nil) || StockAloneFailure([]Finding{oracle}, []string{"read failed"}) || StockAloneFailure(nil, nil) {
+		t.Error("a subject finding, a measurement error or no finding is never stock's alone")
+	}
+	call := errors.New("terraform apply: exit status 1")
+	if !StockAlone(errors.Join(&SideError{Side: "oracle", Err: call})) || !StockAlone(&SideError{Side: "oracle", Err: call}) {
+		t.Error("an abort from the oracle's side alone")
+	}
+	if StockAlone(errors.Join(&SideError{Side: "oracle", Err: call}, &SideError{Side: "subject", Err: call})) || StockAlone(call) || StockAlone(fmt.Errorf("wrapped: %w", &SideError{Side: "oracle", Err: call})) || StockAlone(nil) {
+		t.Error("an abort with a subject part, or of no side, is not stock's alone")
+	}
+}
