@@ -13,6 +13,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -475,5 +476,33 @@ resource "kubernetes_config_map_v1" "one" {
 	}
 	if got := string(b); !strings.Contains(got, `toset(["a"])`) || strings.Contains(got, `"one"`) {
 		t.Errorf("after the edits:\n%s", got)
+	}
+}
+
+// A live object read back (the undo recreates a ServiceAccount's token
+// Secrets from such copies) is named as the estate names it: core kinds
+// with group "", grouped kinds split at the slash, cluster-scoped ones
+// without a namespace.
+func TestLiveObjectsNamedAsTheEstate(t *testing.T) {
+	for _, c := range []struct {
+		apiVersion, kind, namespace, name string
+		want                              estate.Object
+	}{
+		{"v1", "Secret", "kube-system", "tok", estate.Object{Version: "v1", Kind: "Secret", Namespace: "kube-system", Name: "tok"}},
+		{"v1", "Namespace", "", "ns", estate.Object{Version: "v1", Kind: "Namespace", Name: "ns"}},
+		{"apps/v1", "Deployment", "default", "d", estate.Object{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "default", Name: "d"}},
+		{"apiregistration.k8s.io/v1", "APIService", "", "v1beta1.metrics.k8s.io", estate.Object{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService", Name: "v1beta1.metrics.k8s.io"}},
+	} {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(c.apiVersion)
+		u.SetKind(c.kind)
+		u.SetNamespace(c.namespace)
+		u.SetName(c.name)
+		if got := estateObject(inventory.RefOf(u)); got != c.want {
+			t.Errorf("%s %s: %+v, want %+v", c.apiVersion, c.kind, got, c.want)
+		}
+		if got := estateObject(inventory.RefOf(u)).String(); got != inventory.RefOf(u).String() {
+			t.Errorf("%s %s: estate names it %q, the inventory %q", c.apiVersion, c.kind, got, inventory.RefOf(u).String())
+		}
 	}
 }
