@@ -59,6 +59,10 @@ type Side struct {
 	// replays it (gauntlet.OracleTape); nil otherwise.
 	Tape *tape.Side
 
+	// DeleteWait bounds how long an out-of-band delete waits for the
+	// object to go (Side.Delete); 0 means two minutes.
+	DeleteWait time.Duration
+
 	mu          sync.Mutex
 	extra       []*engine.Workspace
 	recordsLive bool
