@@ -390,6 +390,39 @@ func errorText(s string) string {
 	return ":\n" + note + out
 }
 
+// Diagnostics splits what a failed call printed into its error
+// diagnostics, each whole and trimmed, in the order printed: the units in
+// which two calls' failures are compared (two engines print the same
+// errors in any order). Output with no "Error:" or "panic:" line has none.
+func (e *CallError) Diagnostics() []string { return diagnostics(e.Call.Output) }
+
+func diagnostics(s string) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var out []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			if d := strings.TrimSpace(strings.Join(lines[start:end], "\n")); d != "" {
+				out = append(out, d)
+			}
+		}
+	}
+	for i, l := range lines {
+		if !isErrorLine(l) {
+			continue
+		}
+		// A boxed diagnostic opens a line above its "Error:".
+		at := i
+		if i > 0 && strings.TrimSpace(lines[i-1]) == "╷" {
+			at = i - 1
+		}
+		flush(at)
+		start = at
+	}
+	flush(len(lines))
+	return out
+}
+
 // isErrorLine reports whether l opens an error diagnostic, plain
 // (-no-color) or boxed, or a Go panic.
 func isErrorLine(l string) bool {

@@ -506,3 +506,40 @@ func TestLiveObjectsNamedAsTheEstate(t *testing.T) {
 		}
 	}
 }
+
+// Two engines failing with the same diagnostics, printed in another
+// order, are said to have failed the same way; different ones are not.
+func TestBothSidesSameErrorsInAnotherOrder(t *testing.T) {
+	const one, two = "Error: Unsupported argument\n\nAn argument named \"bogus\" is not expected here.", "Error: Missing required argument\n\nThe argument \"metadata\" is required."
+	call := func(engineName string, diags ...string) error {
+		return &engine.CallError{Engine: engineName, Call: engine.Call{Args: []string{"plan"}, Log: "/tmp/" + engineName + ".log", Output: "Planning...\n\n" + strings.Join(diags, "\n\n") + "\n"}, Err: errors.New("exit status 1")}
+	}
+	r := &Run{Subject: &Side{Name: "subject"}, Oracle: &Side{Name: "oracle"}}
+	failWith := func(subject, oracle error) error {
+		return r.both(context.Background(), func(_ context.Context, sd *Side) error {
+			if sd.Name == "subject" {
+				return subject
+			}
+			return oracle
+		})
+	}
+	err := failWith(call("tofu", one, two), call("terraform", two, one))
+	if err == nil || !strings.Contains(err.Error(), "the subject and the oracle printed the same 2 errors, in another order") ||
+		!strings.Contains(err.Error(), "subject: tofu plan") || !strings.Contains(err.Error(), "oracle: terraform plan") {
+		t.Errorf("the same errors in another order: %v", err)
+	}
+	err = failWith(call("tofu", one, two), call("terraform", one, two))
+	if err == nil || !strings.Contains(err.Error(), "printed the same 2 errors") || strings.Contains(err.Error(), "another order") {
+		t.Errorf("the same errors in the same order: %v", err)
+	}
+	err = failWith(call("tofu", one, two), call("terraform", one))
+	if err == nil || strings.Contains(err.Error(), "the same") {
+		t.Errorf("different errors: %v", err)
+	}
+	// A check's two sides, the engine's failure a measurement error on
+	// each: still one measurement error per side, and the note.
+	err = sides("c", result.Measure("plan on subject", call("tofu", two, one)), result.Measure("plan on oracle", call("terraform", one, two)))
+	if len(result.MeasurementErrorsIn(err)) != 2 || !strings.Contains(err.Error(), "in another order") {
+		t.Errorf("a check's two sides: %v (%d measurement errors)", err, len(result.MeasurementErrorsIn(err)))
+	}
+}
