@@ -311,6 +311,21 @@ func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready
 	return call, nil
 }
 
+// citedLog is the log a failure cites for a call that exited 0 - its
+// output is the failure's evidence (no plan summary, JSON that does not
+// parse) - kept in the keep folder as a failed call's is (KeepFailedLogs),
+// else where it was written.
+func (w *Workspace) citedLog(call Call) string {
+	if w.Engine.keep == "" {
+		return call.Log
+	}
+	kept, err := w.Engine.keepLog(call.Log)
+	if err != nil {
+		return fmt.Sprintf("%s (not kept: %v)", call.Log, err)
+	}
+	return kept
+}
+
 // failed is a call's failure: its log kept (KeepFailedLogs) and cited.
 func (w *Workspace) failed(call Call, err error) (Call, error) {
 	if w.Engine.keep != "" {
