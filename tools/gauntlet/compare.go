@@ -227,7 +227,9 @@ func compareRuns(ctx context.Context, f compareFlags, spec *estate.Spec, commit 
 			matrix.Subject{Label: fmt.Sprintf("build #%d", k), Tool: fmt.Sprintf("build-%d", k), Pin: f.build.Pin, Path: f.build.Path})
 	}
 	m, err := matrix.Run(ctx, spec, matrix.Options{Subjects: subjects, Oracle: f.orc.String(), Substrate: "local", CacheDir: f.tf.cache,
-		Offline: f.tf.offline, Commit: commit, Logger: l})
+		Offline: f.tf.offline, Commit: commit, Logger: l,
+		// compare.WriteAll writes each run's evidence to <out>/<estate>/<tool>.
+		Out: filepath.Join(f.out, spec.Name)})
 	if err != nil {
 		return er, err
 	}

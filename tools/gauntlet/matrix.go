@@ -164,7 +164,7 @@ func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 	start := time.Now()
 	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: f.oracle, Substrate: f.substrate, CacheDir: tf.cache,
 		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: f.jobs, OracleLive: f.oracleLive,
-		Reproduce: f.reproduce})
+		Reproduce: f.reproduce, Out: out})
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,9 @@ func runMutants(ctx context.Context, name string, tf *toolchainFlags, estates, s
 		return err
 	}
 	start := time.Now()
-	m, err := mutant.Run(ctx, spec, mutant.Options{Mutants: ms, Substrate: substrate, CacheDir: tf.cache, Offline: tf.offline, Logger: l, AllStages: all})
+	m, err := mutant.Run(ctx, spec, mutant.Options{Mutants: ms, Substrate: substrate, CacheDir: tf.cache, Offline: tf.offline, Logger: l, AllStages: all,
+		// The rows cite the failing calls' logs here, beside the matrix.
+		FailedLogs: filepath.Join(out, "logs")})
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func (w *Workspace) Apply(ctx context.Context, o ApplyOptions, opts ...RunOption
 		return a, err
 	}
 	if !ok {
-		return a, fmt.Errorf("%s apply: exit 0 but no completion line (log: %s)", w.Engine.Profile.Name, call.Log)
+		return a, fmt.Errorf("%s apply: exit 0 but no completion line (log: %s)", w.Engine.Profile.Name, w.citedLog(call))
 	}
 	return a, nil
 }

@@ -79,3 +79,22 @@ func TestCallErrorWithoutDiagnostic(t *testing.T) {
 		t.Errorf("a short output without diagnostic is not whole:\n%s", msg)
 	}
 }
+
+// A failure's diagnostics are each error whole, in the order printed,
+// plain or boxed, without what came before the first.
+func TestCallErrorDiagnostics(t *testing.T) {
+	ce := &engine.CallError{Engine: "tofu", Call: engine.Call{Args: []string{"plan"}, Output: threeErrors}}
+	d := ce.Diagnostics()
+	if len(d) != 3 || !strings.HasPrefix(d[0], "Error: Unsupported argument") || !strings.HasSuffix(d[0], `"bogus" is not expected here.`) ||
+		!strings.HasPrefix(d[1], "Error: Reference to undeclared input variable") || !strings.HasPrefix(d[2], "Error: Missing required argument") {
+		t.Errorf("diagnostics %q", d)
+	}
+	boxed := "Planning...\n╷\n│ Error: one\n│ \n│ first\n╵\n╷\n│ Error: two\n╵\n"
+	d = (&engine.CallError{Call: engine.Call{Output: boxed}}).Diagnostics()
+	if len(d) != 2 || d[0] != "╷\n│ Error: one\n│ \n│ first\n╵" || d[1] != "╷\n│ Error: two\n╵" {
+		t.Errorf("boxed diagnostics %q", d)
+	}
+	if d := (&engine.CallError{Call: engine.Call{Output: "killed\n"}}).Diagnostics(); len(d) != 0 {
+		t.Errorf("an output with no error diagnostic: %q", d)
+	}
+}

@@ -311,6 +311,21 @@ func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready
 	return call, nil
 }
 
+// citedLog is the log a failure cites for a call that exited 0 - its
+// output is the failure's evidence (no plan summary, JSON that does not
+// parse) - kept in the keep folder as a failed call's is (KeepFailedLogs),
+// else where it was written.
+func (w *Workspace) citedLog(call Call) string {
+	if w.Engine.keep == "" {
+		return call.Log
+	}
+	kept, err := w.Engine.keepLog(call.Log)
+	if err != nil {
+		return fmt.Sprintf("%s (not kept: %v)", call.Log, err)
+	}
+	return kept
+}
+
 // failed is a call's failure: its log kept (KeepFailedLogs) and cited.
 func (w *Workspace) failed(call Call, err error) (Call, error) {
 	if w.Engine.keep != "" {
@@ -388,6 +403,39 @@ func errorText(s string) string {
 		return ""
 	}
 	return ":\n" + note + out
+}
+
+// Diagnostics splits what a failed call printed into its error
+// diagnostics, each whole and trimmed, in the order printed: the units in
+// which two calls' failures are compared (two engines print the same
+// errors in any order). Output with no "Error:" or "panic:" line has none.
+func (e *CallError) Diagnostics() []string { return diagnostics(e.Call.Output) }
+
+func diagnostics(s string) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var out []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			if d := strings.TrimSpace(strings.Join(lines[start:end], "\n")); d != "" {
+				out = append(out, d)
+			}
+		}
+	}
+	for i, l := range lines {
+		if !isErrorLine(l) {
+			continue
+		}
+		// A boxed diagnostic opens a line above its "Error:".
+		at := i
+		if i > 0 && strings.TrimSpace(lines[i-1]) == "╷" {
+			at = i - 1
+		}
+		flush(at)
+		start = at
+	}
+	flush(len(lines))
+	return out
 }
 
 // isErrorLine reports whether l opens an error diagnostic, plain

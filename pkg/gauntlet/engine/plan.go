@@ -132,7 +132,7 @@ func (w *Workspace) Plan(ctx context.Context, o PlanOptions, opts ...RunOption) 
 	}
 	printed, ok := parsePlanLine(call.Output)
 	if !ok {
-		return nil, fmt.Errorf("%s plan: the CLI printed no plan summary (log: %s)", w.Engine.Profile.Name, call.Log)
+		return nil, fmt.Errorf("%s plan: the CLI printed no plan summary (log: %s)", w.Engine.Profile.Name, w.citedLog(call))
 	}
 	raw, err := w.ShowPlan(ctx, o.Out)
 	if err != nil {
@@ -141,7 +141,7 @@ func (w *Workspace) Plan(ctx context.Context, o PlanOptions, opts ...RunOption) 
 	p := summarize(raw)
 	p.File, p.Printed, p.Call, p.ExitCode = o.Out, printed, call, call.ExitCode
 	if p.Counts != p.Printed {
-		return p, &SummaryMismatch{Engine: w.Engine.Profile.Name, JSON: p.Counts, Printed: p.Printed, Log: call.Log}
+		return p, &SummaryMismatch{Engine: w.Engine.Profile.Name, JSON: p.Counts, Printed: p.Printed, Log: w.citedLog(call)}
 	}
 	return p, nil
 }
@@ -167,10 +167,10 @@ func (w *Workspace) ShowPlan(ctx context.Context, file string) (*tfjson.Plan, er
 	}
 	var p tfjson.Plan
 	if err := json.NewDecoder(strings.NewReader(jsonPart(call.Output))).Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s show -json %s: %w (log: %s)", w.Engine.Profile.Name, file, err, call.Log)
+		return nil, fmt.Errorf("%s show -json %s: %w (log: %s)", w.Engine.Profile.Name, file, err, w.citedLog(call))
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("%s show -json %s: %w (log: %s)", w.Engine.Profile.Name, file, err, call.Log)
+		return nil, fmt.Errorf("%s show -json %s: %w (log: %s)", w.Engine.Profile.Name, file, err, w.citedLog(call))
 	}
 	return &p, nil
 }

@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	tfjson "github.com/hashicorp/terraform-json"
@@ -46,5 +50,42 @@ func TestSummarizeCountsLikeTheCLI(t *testing.T) {
 	}
 	if c, _ := p.Find("a.cbd"); !c.CreateBeforeDestroy() {
 		t.Errorf("create-before-destroy not recognised: %+v", c)
+	}
+}
+
+// A call that exited 0 but whose output is the failure (a plan that
+// printed no summary, show -json that is not JSON) has its log kept like
+// a failed call's, and the error cites the copy: the work directory is
+// gone after the run.
+func TestExitZeroFailureCitesAKeptLog(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fake-engine")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'nothing an engine would say'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{Bin: bin, Profile: Profile{Name: "fake"}}
+	kept := filepath.Join(t.TempDir(), "out", "logs", "subject")
+	e.KeepFailedLogs(kept)
+	ws, err := e.Workspace(t.TempDir(), "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, planErr := ws.Plan(ctx, PlanOptions{})
+	_, stateErr := ws.State(ctx)
+	_, applyErr := ws.Apply(ctx, ApplyOptions{})
+	for name, err := range map[string]error{"plan": planErr, "show -json": stateErr, "apply": applyErr} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		_, cited, ok := strings.Cut(err.Error(), "(log: ")
+		cited = strings.TrimSuffix(cited, ")")
+		if !ok || filepath.Dir(cited) != kept {
+			t.Errorf("%s: the error does not cite a log under %s: %v", name, kept, err)
+			continue
+		}
+		if b, err := os.ReadFile(cited); err != nil || !strings.Contains(string(b), "nothing an engine would say") {
+			t.Errorf("%s: the kept log %s: %v\n%s", name, cited, err, b)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func (w *Workspace) State(ctx context.Context) (*tfjson.State, error) {
 	}
 	var s tfjson.State
 	if err := json.NewDecoder(strings.NewReader(jsonPart(call.Output))).Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s show -json: %w (log: %s)", w.Engine.Profile.Name, err, call.Log)
+		return nil, fmt.Errorf("%s show -json: %w (log: %s)", w.Engine.Profile.Name, err, w.citedLog(call))
 	}
 	return &s, nil
 }

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/oneline"
@@ -179,6 +180,11 @@ func summaryReason(s result.Stage) string {
 			case result.Unproven:
 				return firstSentence(c.Name + ": unproven, no BREAK made it fail")
 			}
+			if v := victims(c.Findings); len(v) > 1 {
+				// Every victim, uncut: the detail's first line names
+				// only the first.
+				return fmt.Sprintf("%s failed: %d findings, on %s.", c.Name, len(c.Findings), joinAnd(v))
+			}
 			return firstSentence(c.Name + " failed: " + orDefault(c.Detail, "no detail recorded"))
 		}
 	}
@@ -188,6 +194,17 @@ func summaryReason(s result.Stage) string {
 		}
 	}
 	return firstSentence(orDefault(s.Detail, verdictPhrase(s.Verdict)))
+}
+
+// victims are the findings' victims, each once, in order.
+func victims(fs []result.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if v := f.Victim(); !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // firstSentence is s's first line up to its first full stop, cut to

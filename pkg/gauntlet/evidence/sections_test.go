@@ -146,3 +146,26 @@ func TestWriteAllFormat(t *testing.T) {
 		t.Errorf("WriteAll's page is not the seed layout (%v):\n%s", err, got)
 	}
 }
+
+// A check that failed on several victims names every one in the summary
+// table, not the first its detail's first line holds.
+func TestSummaryNamesEveryVictim(t *testing.T) {
+	r := withStage(1, func(s *result.Stage) {
+		s.Verdict = result.Fail
+		s.Checks = []result.Check{{Name: "next plan empty", Verdict: result.Fail,
+			Detail: "subject: kubernetes_config_map_v1.a plan: want nothing, got create\nsubject: kubernetes_config_map_v1.b plan: want nothing, got update\noracle: kubernetes_config_map_v1.a plan: want nothing, got create",
+			Findings: []result.Finding{
+				{Check: "next plan empty", Side: "subject", Address: "kubernetes_config_map_v1.a", Field: "plan", Want: "nothing", Got: "create"},
+				{Check: "next plan empty", Side: "subject", Address: "kubernetes_config_map_v1.b", Field: "plan", Want: "nothing", Got: "update"},
+				{Check: "next plan empty", Side: "oracle", Address: "kubernetes_config_map_v1.a", Field: "plan", Want: "nothing", Got: "create"},
+			}}}
+	})
+	var b bytes.Buffer
+	if err := evidence.Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "| next plan empty failed: 3 findings, on kubernetes_config_map_v1.a and kubernetes_config_map_v1.b. |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the summary row does not name every victim (%q):\n%s", want, b.String())
+	}
+}

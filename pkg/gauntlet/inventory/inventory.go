@@ -84,7 +84,8 @@ type Inventory struct {
 	// Objects are sorted by kind, group, namespace and name.
 	Objects []*unstructured.Unstructured
 	// Missing are the selected Refs that do not exist (including those of
-	// a kind the server does not serve), in the order selected.
+	// a kind the server does not serve, and those being deleted), in the
+	// order selected.
 	Missing []Ref
 	// Unserved are selected Kinds the server does not serve; they are
 	// read as having no objects. A CRD not yet (or no longer) installed is

@@ -22,12 +22,21 @@ import (
 const pageSize = 500
 
 // Read reads the selected objects from the cluster cfg points at. Every
-// request is bounded by ctx.
+// request is bounded by ctx. An object being deleted (a deletionTimestamp
+// set, its finalizers still at work) is read as absent: it is on its way
+// out, and every question an inventory answers is "is it there?".
 func Read(ctx context.Context, cfg *rest.Config, sel Selection) (Inventory, error) {
 	r, err := newReader(cfg)
 	if err != nil {
 		return Inventory{}, err
 	}
+	return r.read(ctx, sel)
+}
+
+// terminating says an object is being deleted.
+func terminating(u *unstructured.Unstructured) bool { return u.GetDeletionTimestamp() != nil }
+
+func (r *reader) read(ctx context.Context, sel Selection) (Inventory, error) {
 	if sel.LabelSelector != "" {
 		if _, err := labels.Parse(sel.LabelSelector); err != nil {
 			return Inventory{}, fmt.Errorf("inventory: label selector %q: %w", sel.LabelSelector, err)
@@ -46,7 +55,7 @@ func Read(ctx context.Context, cfg *rest.Config, sel Selection) (Inventory, erro
 		if err != nil {
 			return Inventory{}, err
 		}
-		if u == nil {
+		if u == nil || terminating(u) {
 			inv.Missing = append(inv.Missing, ref)
 			continue
 		}
@@ -61,7 +70,9 @@ func Read(ctx context.Context, cfg *rest.Config, sel Selection) (Inventory, erro
 			inv.Unserved = append(inv.Unserved, gvk)
 		}
 		for _, u := range objs {
-			add(u)
+			if !terminating(u) {
+				add(u)
+			}
 		}
 	}
 	sortObjects(inv.Objects)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -109,7 +110,16 @@ type Options struct {
 	// OracleLive runs the oracle's side live in every run instead of
 	// once (default false: recorded once, replayed for the rest).
 	OracleLive bool
+	// Out, when set, is the folder WriteAll will write to: each run keeps
+	// the log of every engine call that failed in its column's folder
+	// (ColumnDir/logs), and its details cite it there rather than in the
+	// work directory removed after the run. Default: no log kept.
+	Out string
 }
+
+// ColumnDir is the folder of a column's evidence under the matrix's
+// folder dir (WriteAll), where its failed calls' logs are kept too.
+func ColumnDir(dir, tool string) string { return filepath.Join(dir, tool) }
 
 // Reusable says why an earlier run can stand for a new one, or returns an
 // error: it must be of this gauntlet commit (clean), this estate and
@@ -364,6 +374,9 @@ func runOne(ctx context.Context, spec *estate.Spec, o Options, e Subject, orc to
 	}
 	if o.CacheDir != "" {
 		opts = append(opts, gauntlet.WithCacheDir(o.CacheDir))
+	}
+	if o.Out != "" {
+		opts = append(opts, gauntlet.WithFailedLogs(filepath.Join(ColumnDir(o.Out, e.Tool), "logs")))
 	}
 	if t != nil {
 		opts = append(opts, gauntlet.WithOracleTape(t))

@@ -63,7 +63,7 @@ func WriteAll(dir string, m *Matrix, page ...evidence.Option) ([]string, error) 
 		if c.Run == nil {
 			continue
 		}
-		ps, err := evidence.WriteAll(filepath.Join(dir, c.Tool), c.Run, page...)
+		ps, err := evidence.WriteAll(ColumnDir(dir, c.Tool), c.Run, page...)
 		if err != nil {
 			return paths, err
 		}

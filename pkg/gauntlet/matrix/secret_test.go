@@ -54,3 +54,28 @@ func TestWriteAllPageFormat(t *testing.T) {
 		}
 	}
 }
+
+// A column's failed calls' logs (kept in ColumnDir/logs while it ran,
+// Options.Out) sit beside its evidence page, which WriteAll writes into
+// the same folder and leaves them in.
+func TestColumnLogsBesideItsPage(t *testing.T) {
+	run := &result.Run{Estate: result.Estate{Name: "e"}, Stages: []result.Stage{stageOf("cold_deploy", result.Pass, 1)}}
+	m := &Matrix{Estate: run.Estate, Columns: []Column{{Engine: "tofu@1.12.6", Tool: "tofu", Run: run}}}
+	dir := t.TempDir()
+	kept := filepath.Join(ColumnDir(dir, "tofu"), "logs", "subject", "007-tofu-apply.log")
+	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, []byte("Error: boom\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteAll(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ColumnDir(dir, "tofu"), evidence.MarkdownFile)); err != nil {
+		t.Errorf("the column's page is not in its folder: %v", err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "Error: boom\n" {
+		t.Errorf("the kept log went: %q, %v", b, err)
+	}
+}

@@ -31,6 +31,11 @@ type Options struct {
 	// WorkDir receives the mutant engines' scripts; default a temporary
 	// directory removed afterwards.
 	WorkDir string
+	// FailedLogs, when set, keeps the log of every engine call that
+	// failed in FailedLogs/<mutant>, and the rows' details cite it there
+	// rather than in a run's work directory, removed after it. Default:
+	// none kept.
+	FailedLogs string
 }
 
 // Run runs the estate's gauntlet once per mutant, each time with that
@@ -79,6 +84,9 @@ func Run(ctx context.Context, spec *estate.Spec, o Options) (*Matrix, error) {
 		}
 		if o.CacheDir != "" {
 			gopts = append(gopts, gauntlet.WithCacheDir(o.CacheDir))
+		}
+		if o.FailedLogs != "" {
+			gopts = append(gopts, gauntlet.WithFailedLogs(filepath.Join(o.FailedLogs, mu.Name)))
 		}
 		if !o.AllStages {
 			// migrate is where the subject's engine first runs (its init):

@@ -183,7 +183,7 @@ func (r *Run) checkReplaced(ctx context.Context, rec *Recorder, check string, ol
 			if err != nil {
 				return err
 			}
-			if got := map[bool]string{true: present, false: absent}[u != nil]; got != o.want {
+			if got := map[bool]string{true: present, false: absent}[exists(u)]; got != o.want {
 				fs = append(fs, &result.Finding{Address: o.obj.Address, Object: o.obj.Ref.String(), Field: fieldExists, Want: o.want, Got: got})
 			}
 		}

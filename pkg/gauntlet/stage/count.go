@@ -83,7 +83,7 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err != nil {
 			return err
 		}
-		if u != nil {
+		if exists(u) {
 			return &result.Finding{Address: s1.Address, Object: s1.Ref.String(), Field: fieldExists, Want: absent, Got: present}
 		}
 		return nil

@@ -61,7 +61,7 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			if err != nil {
 				return err
 			}
-			if got := presence(u != nil); got != o.want {
+			if got := presence(exists(u)); got != o.want {
 				fs = append(fs, &result.Finding{Address: o.obj.Address, Object: o.obj.Ref.String(), Field: fieldExists, Want: o.want, Got: got})
 			}
 			if got := presence(slices.Contains(l, o.obj.Address)); got != o.want {

@@ -65,7 +65,7 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 			if err != nil {
 				return err
 			}
-			if u == nil {
+			if !exists(u) {
 				fs = append(fs, &result.Finding{Address: o.Address, Object: o.Ref.String(), Field: fieldExists, Want: present, Got: absent})
 			}
 		}

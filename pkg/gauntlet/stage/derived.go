@@ -46,7 +46,7 @@ func (r *Run) plans(ctx context.Context) (*derive.Plans, error) {
 		if err != nil {
 			return nil, fmt.Errorf("derive stage plans: %w", err)
 		}
-		if u != nil {
+		if exists(u) {
 			in.Live[o.Address] = u
 		}
 	}

@@ -87,7 +87,7 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err != nil {
 			return err
 		}
-		if u == nil {
+		if !exists(u) {
 			return &result.Finding{Address: d.Address, Object: d.Object.String(), Field: fieldExists, Want: present, Got: absent}
 		}
 		got, err := field(u, d.Field)

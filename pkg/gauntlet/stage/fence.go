@@ -99,7 +99,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	if err != nil {
 		return err
 	}
-	rec.Check(refused, errors.Join(result.Stamp(verbs["subject"].err, refused, "subject"), result.Stamp(verbs["oracle"].err, refused, "oracle")), "Forbidden on both sides, on the engines' output and the identities' wires")
+	rec.Check(refused, joinSides(result.Stamp(verbs["subject"].err, refused, "subject"), result.Stamp(verbs["oracle"].err, refused, "oracle")), "Forbidden on both sides, on the engines' output and the identities' wires")
 	for _, sd := range r.Sides() {
 		fs, v := sides[sd.Name], verbs[sd.Name]
 		if v.verb == "list" {

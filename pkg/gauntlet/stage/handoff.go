@@ -178,7 +178,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 		if err != nil {
 			return err
 		}
-		if u == nil {
+		if !exists(u) {
 			errs = append(errs, &result.Finding{Address: addr, Object: obj.Ref.String(), Field: fieldExists, Want: present, Got: absent})
 		}
 		for _, hr := range []*handoffRoot{hs.from, hs.to} {
@@ -258,7 +258,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 		if err != nil {
 			return err
 		}
-		if u == nil {
+		if !exists(u) {
 			return &result.Finding{Address: addr, Object: obj.Ref.String(), Field: fieldExists, Want: present, Got: absent}
 		}
 		if string(u.GetUID()) != hs.uid {

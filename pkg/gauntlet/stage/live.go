@@ -88,30 +88,28 @@ func (s *Side) Patch(ctx context.Context, o estate.Object, patch string) error {
 	return nil
 }
 
-// deleteAndWait deletes an object and waits, within bound, until it is
-// gone: a Namespace lingers while its controller finalises it, and a
-// later stage must not find it Terminating.
-func (s *Side) deleteAndWait(ctx context.Context, o estate.Object, bound time.Duration) error {
-	if err := s.Delete(ctx, o); err != nil {
-		return err
+// deleteWait bounds how long Delete waits for an object to go when the
+// side sets no bound of its own (Side.DeleteWait).
+const deleteWait = 2 * time.Minute
+
+// Delete deletes an object out of band - a BREAK's corruption, or an undo
+// clearing up - and waits until it is gone (a missing one is fine). A
+// delete only marks an object with finalizers (a Namespace, a custom
+// resource a controller guards): a measurement straight after would read
+// it Terminating, and a create of the same name would be refused. One
+// still there when the bound runs out is an error naming it and what
+// holds it: the stage could not do its part, never a check's finding.
+func (s *Side) Delete(ctx context.Context, o estate.Object) error {
+	bound := s.DeleteWait
+	if bound <= 0 {
+		bound = deleteWait
 	}
-	ctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	for {
-		u, err := s.Get(ctx, o)
-		if err == nil && u == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s still on %s after %s: %v", o, s.Name, bound, cmpErr(err, "present"))
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	return s.deleteAndWait(ctx, o, bound)
 }
 
-// Delete deletes an object out of band; a missing one is fine.
-func (s *Side) Delete(ctx context.Context, o estate.Object) error {
+// deleteAndWait deletes an object and waits, within bound, until it is
+// gone.
+func (s *Side) deleteAndWait(ctx context.Context, o estate.Object, bound time.Duration) error {
 	ri, err := s.resource(o)
 	if err != nil {
 		return err
@@ -119,10 +117,74 @@ func (s *Side) Delete(ctx context.Context, o estate.Object) error {
 	if err := ri.Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete %s on %s: %w", o, s.Name, err)
 	}
+	if err := s.waitGone(ctx, o, bound); err != nil {
+		return fmt.Errorf("delete %s on %s: %w", o, s.Name, err)
+	}
 	return nil
 }
 
-// Missing returns the objects of objs that do not exist on this side.
+// waitGone waits, within bound, until an object is gone, and says what
+// keeps it when it does not go.
+func (s *Side) waitGone(ctx context.Context, o estate.Object, bound time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	for {
+		u, err := s.Get(wctx, o)
+		if err == nil && u == nil {
+			return nil
+		}
+		select {
+		case <-wctx.Done():
+			waited := "after " + bound.String()
+			if ctx.Err() != nil {
+				waited = "when the run was cancelled"
+			}
+			if err != nil {
+				return fmt.Errorf("still there %s, the last read failed: %w", waited, err)
+			}
+			return fmt.Errorf("still there %s: %s", waited, lingering(u))
+		case <-time.After(deletePoll(bound)):
+		}
+	}
+}
+
+// deletePoll is how often waitGone reads the object again.
+func deletePoll(bound time.Duration) time.Duration { return min(500*time.Millisecond, bound/4) }
+
+// lingering says why an object is still there after a delete: its
+// finalizers (a Namespace's own in spec.finalizers too, and the
+// conditions its controller reports), or that it is not even marked.
+func lingering(u *unstructured.Unstructured) string {
+	if u.GetDeletionTimestamp() == nil {
+		return "not marked for deletion"
+	}
+	fins := u.GetFinalizers()
+	spec, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "finalizers")
+	fins = append(fins, spec...)
+	held := "no finalizers left"
+	if len(fins) > 0 {
+		held = "finalizers " + strings.Join(fins, ", ")
+	}
+	out := fmt.Sprintf("terminating since %s, %s", u.GetDeletionTimestamp().UTC().Format(time.RFC3339), held)
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["status"] == "True" && m["message"] != nil {
+			out += fmt.Sprintf("; %v: %v", m["type"], m["message"])
+		}
+	}
+	return out
+}
+
+// exists says an object read is there: read, and not on its way out. A
+// terminating object is absent to every "is it there?" - the world key
+// alone (Run.keyOf) tells it apart.
+func exists(u *unstructured.Unstructured) bool {
+	return u != nil && u.GetDeletionTimestamp() == nil
+}
+
+// Missing returns the objects of objs that do not exist on this side
+// (a terminating one does not).
 func (s *Side) Missing(ctx context.Context, objs []Object) ([]Object, error) {
 	var out []Object
 	for _, o := range objs {
@@ -130,14 +192,15 @@ func (s *Side) Missing(ctx context.Context, objs []Object) ([]Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		if u == nil {
+		if !exists(u) {
 			out = append(out, o)
 		}
 	}
 	return out, nil
 }
 
-// Present returns the objects of objs that still exist on this side.
+// Present returns the objects of objs that still exist on this side
+// (a terminating one does not).
 func (s *Side) Present(ctx context.Context, objs []Object) ([]Object, error) {
 	var out []Object
 	for _, o := range objs {
@@ -145,7 +208,7 @@ func (s *Side) Present(ctx context.Context, objs []Object) ([]Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		if u != nil {
+		if exists(u) {
 			out = append(out, o)
 		}
 	}
@@ -234,7 +297,23 @@ func (s *Side) Recreate(ctx context.Context, o estate.Object, from *unstructured
 	}
 	_, err = ri.Create(ctx, u, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		return nil // never deleted (a sabotaged BREAK), or put back already
+		// A terminating one is on its way out, not put back: wait until it
+		// is gone and create it again.
+		old, gerr := s.Get(ctx, o)
+		if gerr != nil {
+			return fmt.Errorf("recreate %s on %s: %w", o, s.Name, gerr)
+		}
+		if old == nil || exists(old) {
+			return nil // never deleted (a sabotaged BREAK), or put back already
+		}
+		bound := s.DeleteWait
+		if bound <= 0 {
+			bound = deleteWait
+		}
+		if err := s.waitGone(ctx, o, bound); err != nil {
+			return fmt.Errorf("recreate %s on %s: the one terminating is %w", o, s.Name, err)
+		}
+		_, err = ri.Create(ctx, u, metav1.CreateOptions{})
 	}
 	if err != nil {
 		return fmt.Errorf("recreate %s on %s: %w", o, s.Name, err)

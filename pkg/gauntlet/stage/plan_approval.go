@@ -134,7 +134,7 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err != nil {
 			return err
 		}
-		if u == nil {
+		if !exists(u) {
 			return &result.Finding{Address: pa.Address, Object: pa.Object.String(), Field: fieldExists, Want: present, Got: absent}
 		}
 		if v := u.GetLabels()["reviewed"]; v != "yes" {

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
@@ -102,7 +101,7 @@ func empty(p *engine.Plan) error {
 // sides joins the subject's and the oracle's findings of one check, each
 // stamped with its side, so a failure says which side failed.
 func sides(check string, subject, oracle error) error {
-	return errors.Join(result.Stamp(subject, check, "subject"), result.Stamp(oracle, check, "oracle"))
+	return joinSides(result.Stamp(subject, check, "subject"), result.Stamp(oracle, check, "oracle"))
 }
 
 // plan plans on a side's engine with the stage defaults.

@@ -302,8 +302,9 @@ func (r *Run) recordBreaks(ctx context.Context, rec *Recorder, inCluster func(co
 		if err != nil {
 			return nil, err
 		}
+		// Deleted as every out-of-band delete is: waited for until gone.
 		if err := corrupt(ctx, func() error {
-			return cs.CoreV1().Secrets(rr.store.Namespace).Delete(ctx, rr.store.SecretName(), metav1.DeleteOptions{})
+			return sd.Delete(ctx, estate.Object{Version: "v1", Kind: "Secret", Namespace: rr.store.Namespace, Name: rr.store.SecretName()})
 		}); err != nil {
 			return nil, err
 		}

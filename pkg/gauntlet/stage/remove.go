@@ -131,7 +131,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		// it was written for.
 		return undoing(m, err, func() error {
 			u, err := sd.Get(ctx, rm.Object)
-			if err != nil || u != nil {
+			if err != nil || exists(u) {
 				return err
 			}
 			return sd.Recreate(ctx, rm.Object, copies[sd.Name])
@@ -147,7 +147,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err != nil {
 			return err
 		}
-		if u != nil {
+		if exists(u) {
 			return &result.Finding{Address: rm.Address, Object: rm.Object.String(), Field: fieldExists, Want: absent, Got: present}
 		}
 		return nil

@@ -59,6 +59,10 @@ type Side struct {
 	// replays it (gauntlet.OracleTape); nil otherwise.
 	Tape *tape.Side
 
+	// DeleteWait bounds how long an out-of-band delete waits for the
+	// object to go (Side.Delete); 0 means two minutes.
+	DeleteWait time.Duration
+
 	mu          sync.Mutex
 	extra       []*engine.Workspace
 	recordsLive bool
@@ -225,7 +229,62 @@ func (r *Run) both(ctx context.Context, f func(ctx context.Context, s *Side) err
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return joinSides(errs[0], errs[1])
+}
+
+// joinSides joins the subject's and the oracle's errors, each naming its
+// side. When both sides' engines failed with the same diagnostics the
+// joined error says so: two engines print the same errors in any order,
+// and two long texts compared by eye look different.
+func joinSides(subject, oracle error) error {
+	err := errors.Join(subject, oracle)
+	if subject == nil || oracle == nil {
+		return err
+	}
+	a, b := diagnosticsIn(subject), diagnosticsIn(oracle)
+	if len(a) == 0 || !slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))) {
+		return err
+	}
+	note := fmt.Sprintf("the subject and the oracle printed the same %d %s", len(a), map[bool]string{true: "error", false: "errors"}[len(a) == 1])
+	if !slices.Equal(a, b) {
+		note += ", in another order"
+	}
+	return &sameOnBoth{err: err, note: note}
+}
+
+// sameOnBoth is both sides' errors, with the note that they are the same.
+type sameOnBoth struct {
+	err  error
+	note string
+}
+
+// Error leads with the note: a page shows a long error's first line.
+func (s *sameOnBoth) Error() string { return s.note + ":\n" + s.err.Error() }
+func (s *sameOnBoth) Unwrap() error { return s.err }
+
+// diagnosticsIn lists the diagnostics of every failed engine call in
+// err's tree, in order.
+func diagnosticsIn(err error) []string {
+	var out []string
+	var visit func(error)
+	visit = func(e error) {
+		if ce, ok := e.(*engine.CallError); ok {
+			out = append(out, ce.Diagnostics()...)
+			return
+		}
+		switch x := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range x.Unwrap() {
+				visit(c)
+			}
+		case interface{ Unwrap() error }:
+			if c := x.Unwrap(); c != nil {
+				visit(c)
+			}
+		}
+	}
+	visit(err)
+	return out
 }
 
 func (r *Run) coldInventory() *inventory.Inventory {

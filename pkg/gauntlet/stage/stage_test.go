@@ -13,6 +13,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -475,5 +476,70 @@ resource "kubernetes_config_map_v1" "one" {
 	}
 	if got := string(b); !strings.Contains(got, `toset(["a"])`) || strings.Contains(got, `"one"`) {
 		t.Errorf("after the edits:\n%s", got)
+	}
+}
+
+// A live object read back (the undo recreates a ServiceAccount's token
+// Secrets from such copies) is named as the estate names it: core kinds
+// with group "", grouped kinds split at the slash, cluster-scoped ones
+// without a namespace.
+func TestLiveObjectsNamedAsTheEstate(t *testing.T) {
+	for _, c := range []struct {
+		apiVersion, kind, namespace, name string
+		want                              estate.Object
+	}{
+		{"v1", "Secret", "kube-system", "tok", estate.Object{Version: "v1", Kind: "Secret", Namespace: "kube-system", Name: "tok"}},
+		{"v1", "Namespace", "", "ns", estate.Object{Version: "v1", Kind: "Namespace", Name: "ns"}},
+		{"apps/v1", "Deployment", "default", "d", estate.Object{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "default", Name: "d"}},
+		{"apiregistration.k8s.io/v1", "APIService", "", "v1beta1.metrics.k8s.io", estate.Object{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService", Name: "v1beta1.metrics.k8s.io"}},
+	} {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(c.apiVersion)
+		u.SetKind(c.kind)
+		u.SetNamespace(c.namespace)
+		u.SetName(c.name)
+		if got := estateObject(inventory.RefOf(u)); got != c.want {
+			t.Errorf("%s %s: %+v, want %+v", c.apiVersion, c.kind, got, c.want)
+		}
+		if got := estateObject(inventory.RefOf(u)).String(); got != inventory.RefOf(u).String() {
+			t.Errorf("%s %s: estate names it %q, the inventory %q", c.apiVersion, c.kind, got, inventory.RefOf(u).String())
+		}
+	}
+}
+
+// Two engines failing with the same diagnostics, printed in another
+// order, are said to have failed the same way; different ones are not.
+func TestBothSidesSameErrorsInAnotherOrder(t *testing.T) {
+	const one, two = "Error: Unsupported argument\n\nAn argument named \"bogus\" is not expected here.", "Error: Missing required argument\n\nThe argument \"metadata\" is required."
+	call := func(engineName string, diags ...string) error {
+		return &engine.CallError{Engine: engineName, Call: engine.Call{Args: []string{"plan"}, Log: "/tmp/" + engineName + ".log", Output: "Planning...\n\n" + strings.Join(diags, "\n\n") + "\n"}, Err: errors.New("exit status 1")}
+	}
+	r := &Run{Subject: &Side{Name: "subject"}, Oracle: &Side{Name: "oracle"}}
+	failWith := func(subject, oracle error) error {
+		return r.both(context.Background(), func(_ context.Context, sd *Side) error {
+			if sd.Name == "subject" {
+				return subject
+			}
+			return oracle
+		})
+	}
+	err := failWith(call("tofu", one, two), call("terraform", two, one))
+	if err == nil || !strings.Contains(err.Error(), "the subject and the oracle printed the same 2 errors, in another order") ||
+		!strings.Contains(err.Error(), "subject: tofu plan") || !strings.Contains(err.Error(), "oracle: terraform plan") {
+		t.Errorf("the same errors in another order: %v", err)
+	}
+	err = failWith(call("tofu", one, two), call("terraform", one, two))
+	if err == nil || !strings.Contains(err.Error(), "printed the same 2 errors") || strings.Contains(err.Error(), "another order") {
+		t.Errorf("the same errors in the same order: %v", err)
+	}
+	err = failWith(call("tofu", one, two), call("terraform", one))
+	if err == nil || strings.Contains(err.Error(), "the same") {
+		t.Errorf("different errors: %v", err)
+	}
+	// A check's two sides, the engine's failure a measurement error on
+	// each: still one measurement error per side, and the note.
+	err = sides("c", result.Measure("plan on subject", call("tofu", two, one)), result.Measure("plan on oracle", call("terraform", one, two)))
+	if len(result.MeasurementErrorsIn(err)) != 2 || !strings.Contains(err.Error(), "in another order") {
+		t.Errorf("a check's two sides: %v (%d measurement errors)", err, len(result.MeasurementErrorsIn(err)))
 	}
 }

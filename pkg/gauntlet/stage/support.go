@@ -209,7 +209,7 @@ func apiServiceState(ctx context.Context, sd *Side, ref estate.Object) (string, 
 	if err != nil {
 		return "", err // a measurement error (Side.Get)
 	}
-	if u == nil {
+	if !exists(u) {
 		return "", &result.Finding{Object: ref.String(), Field: fieldExists, Want: present, Got: absent}
 	}
 	state, ok := availability(u)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
@@ -27,7 +28,7 @@ const importsFile = "gauntlet_imports.tf"
 // block per live object: the plan must import every object and create or
 // destroy nothing. Updates an import leaves behind (attributes a stock
 // import cannot read back) are findings, recorded, not hidden.
-func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
+func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	// Each side imports its own objects: a name the server generated is
 	// another on the oracle's cluster (the addresses are the same).
 	importsOn := map[string][]engine.Import{}
@@ -37,8 +38,14 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 	}
 	imports := importsOn["subject"]
+	// Whatever way the stage ends before the import apply rebuilt the
+	// state - an error, a cancelled context, a panic - each side gets
+	// the state it set aside back, or the stages after it and the
+	// teardown would find none.
+	aside := &statesAside{}
+	defer func() { err = errors.Join(err, aside.putBack(ctx)) }()
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
-		if err := setStateAside(ctx, sd); err != nil {
+		if err := aside.set(ctx, sd); err != nil {
 			return fmt.Errorf("set state aside: %w", err)
 		}
 		return sd.Engine.WriteImports(importsFile, importsOn[sd.Name])
@@ -90,6 +97,7 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err != nil {
 		return err
 	}
+	aside.rebuilt()
 	bound := func(ctx context.Context, sd *Side, applied engine.Applied) error {
 		l, err := sd.Engine.StateList(ctx)
 		if err != nil {
@@ -193,23 +201,85 @@ func residue(p *engine.Plan) string {
 	return strings.Join(parts, "; ")
 }
 
-// setStateAside leaves the acted root with no state: its local file
-// renamed, or - for records in the cluster - the record emptied in place
-// (same lineage, next serial), as a state with nothing in it.
-func setStateAside(ctx context.Context, sd *Side) error {
-	if !sd.live() || sd.Records == nil {
-		return os.Rename(filepath.Join(sd.Root.Dir, "terraform.tfstate"), filepath.Join(sd.Root.Dir, "terraform.tfstate.before-replan"))
-	}
-	cs, err := sd.Typed()
+// statesAside are the states the stage set aside, by side, until the
+// import apply rebuilds them.
+type statesAside struct {
+	mu      sync.Mutex
+	restore map[*Side]func(context.Context) error
+	// done says the import apply rebuilt every side's state: from then
+	// on the rebuilt state is the one the stages after this one use.
+	done bool
+}
+
+// set sets sd's state aside and keeps the way back.
+func (a *statesAside) set(ctx context.Context, sd *Side) error {
+	restore, err := setStateAside(ctx, sd)
 	if err != nil {
 		return err
 	}
-	_, err = recordstore.Rewrite(ctx, cs, storeOf(sd.Records), func(st map[string]any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.restore == nil {
+		a.restore = map[*Side]func(context.Context) error{}
+	}
+	a.restore[sd] = restore
+	return nil
+}
+
+// rebuilt says the import apply rebuilt the state on both sides.
+func (a *statesAside) rebuilt() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.done = true
+}
+
+// putBack takes the import blocks away (an aborted stage leaves them
+// behind otherwise) and, unless the state was rebuilt, gives each side
+// the state it set aside. It works on after ctx is cancelled: the stage
+// is aborting, and the state must come back all the same.
+func (a *statesAside) putBack(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for sd, restore := range a.restore {
+		if err := sd.Engine.WriteImports(importsFile, nil); err != nil {
+			errs = append(errs, fmt.Errorf("%s: take the import blocks away: %w", sd.Name, err))
+		}
+		if a.done {
+			continue
+		}
+		if err := restore(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: put the state set aside back: %w", sd.Name, err))
+		}
+	}
+	a.restore = nil
+	return errors.Join(errs...)
+}
+
+// setStateAside leaves the acted root with no state: its local file
+// renamed, or - for records in the cluster - the record emptied in place
+// (same lineage, next serial), as a state with nothing in it. It returns
+// the way back: the file renamed back over whatever state a later call
+// wrote, or the record's original bytes.
+func setStateAside(ctx context.Context, sd *Side) (restore func(context.Context) error, err error) {
+	if !sd.live() || sd.Records == nil {
+		path := filepath.Join(sd.Root.Dir, "terraform.tfstate")
+		aside := path + ".before-replan"
+		if err := os.Rename(path, aside); err != nil {
+			return nil, err
+		}
+		return func(context.Context) error { return os.Rename(aside, path) }, nil
+	}
+	cs, err := sd.Typed()
+	if err != nil {
+		return nil, err
+	}
+	return recordstore.Rewrite(ctx, cs, storeOf(sd.Records), func(st map[string]any) error {
 		serial, _ := st["serial"].(float64)
 		st["serial"] = serial + 1
 		st["resources"] = []any{}
 		st["outputs"] = map[string]any{}
 		return nil
 	})
-	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,7 +56,7 @@ func (s *Side) deleted(ctx context.Context, o estate.Object, measure func() (Mea
 			return err
 		}
 		for _, d := range deps {
-			if err := s.Recreate(ctx, refOfLive(d), d); err != nil {
+			if err := s.Recreate(ctx, estateObject(inventory.RefOf(d)), d); err != nil {
 				return err
 			}
 		}
@@ -91,12 +92,6 @@ func (s *Side) takenWith(ctx context.Context, o estate.Object) ([]*unstructured.
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-// refOfLive names a live object as the stages do.
-func refOfLive(u *unstructured.Unstructured) estate.Object {
-	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
-	return estate.Object{Group: gv.Group, Version: gv.Version, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
 // breakLabel is the label a BREAK stamps on an object out of band.
