@@ -86,7 +86,10 @@ type block struct {
 	keys     []string
 	keysFrom string
 	labels   map[string]string // literal metadata labels
-	named    bool              // sets metadata name (typed block or manifest)
+	// annotations and data (a ConfigMap's) the configuration sets
+	// literally: drift candidates when no label is one.
+	annotations, data map[string]string
+	named             bool // sets metadata name (typed block or manifest)
 	// labelable: a label can be added with the HCL writer (a typed
 	// metadata block, or a manifest written out as an object).
 	labelable bool
@@ -243,42 +246,87 @@ func isStable(kind string) bool { return rank(kind) < len(stable) }
 // cascading are kinds whose deletion takes other objects with it.
 var cascading = map[string]bool{"Namespace": true, "CustomResourceDefinition": true}
 
-func (p *Plans) drift(cands []cand) {
-	type pick struct {
-		c          cand
-		key, value string
+// literalField is a field a block sets literally, where the drift can
+// tamper: a label, an annotation, or a ConfigMap's data entry.
+type literalField struct {
+	what, key, value string // what: "label", "annotation" or "data"
+}
+
+func (f literalField) pointer() string {
+	switch f.what {
+	case "label":
+		return "/metadata/labels/" + escapePointer(f.key)
+	case "annotation":
+		return "/metadata/annotations/" + escapePointer(f.key)
 	}
-	var picks []pick
-	for _, c := range cands {
-		live := c.u.GetLabels()
-		keys := slices.Sorted(maps.Keys(c.b.labels))
-		for _, k := range keys {
-			if v := c.b.labels[k]; live[k] == v {
-				picks = append(picks, pick{c, k, v})
-				break
+	return "/data/" + escapePointer(f.key)
+}
+
+func (f literalField) path() string {
+	switch f.what {
+	case "label":
+		return LabelField(f.key)
+	case "annotation":
+		return mapField("metadata.annotations", f.key)
+	}
+	return mapField("data", f.key)
+}
+
+// driftable is the first field c's block sets literally that its live
+// object carries, labels first, then annotations, then data; a value
+// of many lines or past 100 characters is passed over (the page prints
+// it).
+func driftable(c cand) (literalField, bool) {
+	data, _, _ := unstructured.NestedStringMap(c.u.Object, "data")
+	for _, m := range []struct {
+		what      string
+		want, got map[string]string
+	}{
+		{"label", c.b.labels, c.u.GetLabels()},
+		{"annotation", c.b.annotations, c.u.GetAnnotations()},
+		{"data", c.b.data, data},
+	} {
+		for _, k := range slices.Sorted(maps.Keys(m.want)) {
+			v := m.want[k]
+			if g, ok := m.got[k]; ok && g == v && len(v) <= 100 && !strings.Contains(v, "\n") {
+				return literalField{m.what, k, v}, true
 			}
 		}
 	}
+	return literalField{}, false
+}
+
+func (p *Plans) drift(cands []cand) {
+	type pick struct {
+		c cand
+		f literalField
+	}
+	var picks []pick
+	for _, c := range cands {
+		if f, ok := driftable(c); ok {
+			picks = append(picks, pick{c, f})
+		}
+	}
 	if len(picks) < 2 {
-		p.Why["drift_reconverge"] = fmt.Sprintf("no drift derived: it needs two live objects - single root resources, instances of count or for_each blocks, or resources in local modules - whose block sets a metadata label literally that the live object carries (one to drift, one for the BREAK's second tamper); the root has %d", len(picks))
+		p.Why["drift_reconverge"] = fmt.Sprintf("no drift derived: it needs two live objects - single root resources, instances of count or for_each blocks, or resources in local modules - whose block sets a metadata label, an annotation or a ConfigMap's data entry literally that the live object carries (one to drift, one for the BREAK's second tamper); the root has %d", len(picks))
 		return
 	}
 	first, second := picks[0], picks[1]
-	ptr := "/metadata/labels/" + escapePointer(first.key)
+	ptr := first.f.pointer()
 	patch, _ := json.Marshal([]map[string]string{
-		{"op": "test", "path": ptr, "value": first.value},
-		{"op": "replace", "path": ptr, "value": tampered(first.value)},
+		{"op": "test", "path": ptr, "value": first.f.value},
+		{"op": "replace", "path": ptr, "value": tampered(first.f.value)},
 	})
 	breakPatch, _ := json.Marshal([]map[string]string{
-		{"op": "replace", "path": "/metadata/labels/" + escapePointer(second.key), "value": tampered(second.value)},
+		{"op": "replace", "path": second.f.pointer(), "value": tampered(second.f.value)},
 	})
 	p.Drift = &estate.Drift{
 		Address: first.c.o.Address, Object: first.c.o.Ref, Patch: string(patch),
-		Field: LabelField(first.key), Want: first.value,
+		Field: first.f.path(), Want: first.f.value,
 		Break: estate.Tamper{Object: second.c.o.Ref, Patch: string(breakPatch)},
 	}
-	p.Why["drift_reconverge"] = fmt.Sprintf("%s%s's configuration sets label %s = %q literally: the drift replaces it out of band on that one object and the apply must set it back; the BREAK tampers label %s of %s (%s%s) too",
-		first.c.o.Address, first.c.shape(), first.key, first.value, second.key, second.c.o.Ref, second.c.o.Address, second.c.shape())
+	p.Why["drift_reconverge"] = fmt.Sprintf("%s%s's configuration sets %s %s = %q literally: the drift replaces it out of band on that one object and the apply must set it back; the BREAK tampers %s %s of %s (%s%s) too",
+		first.c.o.Address, first.c.shape(), first.f.what, first.f.key, first.f.value, second.f.what, second.f.key, second.c.o.Ref, second.c.o.Address, second.c.shape())
 }
 
 func tampered(v string) string {
@@ -297,6 +345,15 @@ func escapePointer(s string) string {
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// mapField is the field path of a map's key: prefix.key, or
+// prefix["key"] when the key is not plain.
+func mapField(prefix, key string) string {
+	if plainKey.MatchString(key) {
+		return prefix + "." + key
+	}
+	return prefix + `["` + key + `"]`
+}
 
 // LabelField is the field path of a label, as the drift stage reads it:
 // metadata.labels.app, or metadata.labels["app.kubernetes.io/name"].
@@ -813,9 +870,18 @@ func resourceOf(address string, b *hclsyntax.Block) block {
 		_, isObj := md.(*hclsyntax.ObjectConsExpr)
 		labels, has := item(md, "labels")
 		out.labels = literalMap(labels)
+		if e, ok := item(md, "annotations"); ok {
+			out.annotations = literalMap(e)
+		}
+		if e, ok := item(m.Expr, "data"); ok && out.kind == "ConfigMap" {
+			out.data = literalMap(e)
+		}
 		_, labelsObj := labels.(*hclsyntax.ObjectConsExpr)
 		out.labelable = isObj && (!has || labelsObj)
 		return out
+	}
+	if d, ok := b.Body.Attributes["data"]; ok && strings.HasPrefix(out.typ, "kubernetes_config_map") {
+		out.data = literalMap(d.Expr)
 	}
 	for _, nb := range b.Body.Blocks {
 		if nb.Type != "metadata" {
@@ -828,6 +894,9 @@ func resourceOf(address string, b *hclsyntax.Block) block {
 		}
 		if ns, ok := nb.Body.Attributes["namespace"]; ok {
 			out.namespace = literal(ns.Expr)
+		}
+		if a, ok := nb.Body.Attributes["annotations"]; ok {
+			out.annotations = literalMap(a.Expr)
 		}
 		labels, has := nb.Body.Attributes["labels"]
 		out.labelable = true

@@ -144,3 +144,50 @@ func TestDeriveSkipsVersionReferenced(t *testing.T) {
 		t.Errorf("remove chose the copied object: %+v", rm)
 	}
 }
+
+// TestDriftOnAnnotationsAndData: with no literal label live, the drift
+// takes an annotation or a ConfigMap's data entry the configuration sets
+// literally (a root of ConfigMaps with data and no labels had no drift).
+func TestDriftOnAnnotationsAndData(t *testing.T) {
+	dir := t.TempDir()
+	root := `resource "kubernetes_config_map_v1" "settings" {
+  metadata {
+    name      = "settings"
+    namespace = "default"
+  }
+  data = { "log.level" = "info", body = "line one\nline two" }
+}
+
+resource "kubernetes_service_v1" "web" {
+  metadata {
+    name        = "web"
+    namespace   = "default"
+    annotations = { owner = "team-a" }
+  }
+  spec {
+    port {
+      port = 80
+    }
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Dir: dir, Live: map[string]*unstructured.Unstructured{}}
+	cm, cu := obj("kubernetes_config_map_v1.settings", "kubernetes_config_map_v1", "", "ConfigMap", "default", "settings", nil)
+	cu.Object["data"] = map[string]any{"log.level": "info", "body": "line one\nline two"}
+	svc, su := obj("kubernetes_service_v1.web", "kubernetes_service_v1", "", "Service", "default", "web", nil)
+	su.SetAnnotations(map[string]string{"owner": "team-a"})
+	in.Objects = []Object{cm, svc}
+	in.Live[cm.Address], in.Live[svc.Address] = cu, su
+	p, err := Derive(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Drift
+	if d == nil || d.Address != "kubernetes_config_map_v1.settings" || d.Field != `data["log.level"]` || d.Want != "info" ||
+		!strings.Contains(d.Patch, `"path":"/data/log.level"`) || d.Break.Object.Kind != "Service" || !strings.Contains(d.Break.Patch, "/metadata/annotations/owner") {
+		t.Errorf("drift %+v (%s)", d, p.Why["drift_reconverge"])
+	}
+}
