@@ -188,3 +188,62 @@ func TestFreshApplyMatchesStockByAddress(t *testing.T) {
 	}
 	t.Fatal("no greenfield stage in the result")
 }
+
+// unseenDriftRoot is a root written for this test whose best-ranked drift
+// candidate is a label of a kubernetes_manifest ConfigMap, a tamper the
+// kubernetes provider does not see (both engines plan nothing), followed
+// by two typed ServiceAccounts whose labels it does see.
+const unseenDriftRoot = `
+resource "kubernetes_manifest" "settings" {
+  manifest = {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    metadata = {
+      name      = "unseen-settings"
+      namespace = "default"
+      labels    = { tier = "config" }
+    }
+    data = { mode = "probe" }
+  }
+}
+
+resource "kubernetes_service_account_v1" "reader" {
+  metadata {
+    name      = "unseen-reader"
+    namespace = "default"
+    labels    = { role = "reader" }
+  }
+}
+
+resource "kubernetes_service_account_v1" "writer" {
+  metadata {
+    name      = "unseen-writer"
+    namespace = "default"
+    labels    = { role = "writer" }
+  }
+}
+`
+
+// TestDerivedDriftIsOneStockSees runs the drift over unseenDriftRoot: the
+// derived drift is tried on stock first, the manifest's label is passed
+// over (stock plans nothing for it) and the stage passes on the two
+// ServiceAccounts. Before, it drifted the manifest's label and the stage
+// was a limitation no engine could pass.
+func TestDerivedDriftIsOneStockSees(t *testing.T) {
+	res := runWrittenRoot(t, "unseen-drift", "A drift stock does not see, and two it does", unseenDriftRoot, "migrate", "drift_reconverge")
+	for _, st := range res.Stages {
+		if st.ID != "drift_reconverge" {
+			continue
+		}
+		if st.Verdict != result.Pass {
+			t.Fatalf("drift_reconverge: %s %s %s\n%s", st.Verdict, st.Reason, st.Detail, strings.Join(stageLines(st), "\n"))
+		}
+		for _, c := range res.Choices {
+			if c.Stage == "drift_reconverge" && (!strings.Contains(c.Why, "passed over because stock does not see it") || !strings.Contains(c.Why, "kubernetes_manifest.settings")) {
+				t.Errorf("the choice does not say the manifest's label was passed over: %s", c.Why)
+			}
+		}
+		return
+	}
+	t.Fatal("no drift_reconverge stage in the result")
+}

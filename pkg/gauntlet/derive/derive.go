@@ -52,6 +52,11 @@ type Plans struct {
 	Rename       *estate.Rename
 	Remove       *estate.Remove
 	PlanApproval *estate.PlanApproval
+	// DriftCandidates are every object the drift could tamper, best
+	// first; Drift takes the first two. A run tries them on stock and
+	// takes the first two stock sees (a drift no engine detects proves
+	// nothing about the engine).
+	DriftCandidates []DriftCandidate
 	// Why says, per stage ID, why the choice was made or why none was.
 	Why map[string]string
 }
@@ -296,37 +301,62 @@ func driftable(c cand) (literalField, bool) {
 	return literalField{}, false
 }
 
-func (p *Plans) drift(cands []cand) {
-	type pick struct {
-		c cand
-		f literalField
-	}
-	var picks []pick
-	for _, c := range cands {
-		if f, ok := driftable(c); ok {
-			picks = append(picks, pick{c, f})
-		}
-	}
-	if len(picks) < 2 {
-		p.Why["drift_reconverge"] = fmt.Sprintf("no drift derived: it needs two live objects - single root resources, instances of count or for_each blocks, or resources in local modules - whose block sets a metadata label, an annotation or a ConfigMap's data entry literally that the live object carries (one to drift, one for the BREAK's second tamper); the root has %d", len(picks))
-		return
-	}
-	first, second := picks[0], picks[1]
-	ptr := first.f.pointer()
+// DriftCandidate is one object the drift could tamper, with the field.
+type DriftCandidate struct {
+	Address string
+	Object  estate.Object
+	shape   string
+	f       literalField
+}
+
+// String names the candidate's field and object.
+func (c DriftCandidate) String() string {
+	return fmt.Sprintf("%s %s of %s (%s%s)", c.f.what, c.f.key, c.Object, c.Address, c.shape)
+}
+
+// Tamper is the JSON patch that replaces the field, and Untamper the one
+// that puts it back.
+func (c DriftCandidate) Tamper() string {
 	patch, _ := json.Marshal([]map[string]string{
-		{"op": "test", "path": ptr, "value": first.f.value},
-		{"op": "replace", "path": ptr, "value": tampered(first.f.value)},
+		{"op": "test", "path": c.f.pointer(), "value": c.f.value},
+		{"op": "replace", "path": c.f.pointer(), "value": tampered(c.f.value)},
 	})
+	return string(patch)
+}
+
+// Untamper puts the field's literal value back.
+func (c DriftCandidate) Untamper() string {
+	patch, _ := json.Marshal([]map[string]string{{"op": "replace", "path": c.f.pointer(), "value": c.f.value}})
+	return string(patch)
+}
+
+// DriftOf is the drift plan that tampers first and, for its BREAK,
+// second, with the sentence that says so.
+func DriftOf(first, second DriftCandidate) (*estate.Drift, string) {
 	breakPatch, _ := json.Marshal([]map[string]string{
 		{"op": "replace", "path": second.f.pointer(), "value": tampered(second.f.value)},
 	})
-	p.Drift = &estate.Drift{
-		Address: first.c.o.Address, Object: first.c.o.Ref, Patch: string(patch),
+	d := &estate.Drift{
+		Address: first.Address, Object: first.Object, Patch: first.Tamper(),
 		Field: first.f.path(), Want: first.f.value,
-		Break: estate.Tamper{Object: second.c.o.Ref, Patch: string(breakPatch)},
+		Break: estate.Tamper{Object: second.Object, Patch: string(breakPatch)},
 	}
-	p.Why["drift_reconverge"] = fmt.Sprintf("%s%s's configuration sets %s %s = %q literally: the drift replaces it out of band on that one object and the apply must set it back; the BREAK tampers %s %s of %s (%s%s) too",
-		first.c.o.Address, first.c.shape(), first.f.what, first.f.key, first.f.value, second.f.what, second.f.key, second.c.o.Ref, second.c.o.Address, second.c.shape())
+	why := fmt.Sprintf("%s%s's configuration sets %s %s = %q literally: the drift replaces it out of band on that one object and the apply must set it back; the BREAK tampers %s %s of %s (%s%s) too",
+		first.Address, first.shape, first.f.what, first.f.key, first.f.value, second.f.what, second.f.key, second.Object, second.Address, second.shape)
+	return d, why
+}
+
+func (p *Plans) drift(cands []cand) {
+	for _, c := range cands {
+		if f, ok := driftable(c); ok {
+			p.DriftCandidates = append(p.DriftCandidates, DriftCandidate{Address: c.o.Address, Object: c.o.Ref, shape: c.shape(), f: f})
+		}
+	}
+	if len(p.DriftCandidates) < 2 {
+		p.Why["drift_reconverge"] = fmt.Sprintf("no drift derived: it needs two live objects - single root resources, instances of count or for_each blocks, or resources in local modules - whose block sets a metadata label, an annotation or a ConfigMap's data entry literally that the live object carries (one to drift, one for the BREAK's second tamper); the root has %d", len(p.DriftCandidates))
+		return
+	}
+	p.Drift, p.Why["drift_reconverge"] = DriftOf(p.DriftCandidates[0], p.DriftCandidates[1])
 }
 
 func tampered(v string) string {

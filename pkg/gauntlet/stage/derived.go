@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
@@ -91,8 +92,7 @@ func (r *Run) plans(ctx context.Context) (*derive.Plans, error) {
 		approval = p.PlanApproval
 	}
 	if drift != nil {
-		add("drift_reconverge", s.Drift != nil, "address", drift.Address, "object", drift.Object.String(), "field", drift.Field,
-			"want", drift.Want, "patch", drift.Patch, "break object", drift.Break.Object.String(), "break patch", drift.Break.Patch)
+		add("drift_reconverge", s.Drift != nil, driftFields(drift)...)
 	} else {
 		add("drift_reconverge", false)
 	}
@@ -130,7 +130,105 @@ func (r *Run) driftPlan(ctx context.Context) (*estate.Drift, error) {
 	if p.Drift == nil {
 		return nil, &NotApplicable{Reason: p.Why["drift_reconverge"]}
 	}
-	return p.Drift, nil
+	r.mu.Lock()
+	tried := r.driftTried
+	r.mu.Unlock()
+	if tried != nil {
+		return tried.plan, tried.err
+	}
+	d, err := r.tryDrift(ctx, p)
+	r.mu.Lock()
+	r.driftTried = &driftTrial{plan: d, err: err}
+	r.mu.Unlock()
+	return d, err
+}
+
+// driftTrial is the derived drift after its candidates were tried on
+// stock.
+type driftTrial struct {
+	plan *estate.Drift
+	err  error
+}
+
+// tryDrift takes, of the derived drift candidates, the first two stock
+// sees: on the oracle it tampers each candidate's field, plans, and puts
+// the field back, until two plans proposed exactly that update. A drift
+// stock does not detect (the provider ignores that field) would fail the
+// stage on both sides and prove nothing about the engine. On a side
+// recorded to or replayed from a tape the candidates are taken in order
+// (a trial would add calls the other mode lacks).
+func (r *Run) tryDrift(ctx context.Context, p *derive.Plans) (*estate.Drift, error) {
+	if r.Oracle.Tape != nil {
+		return p.Drift, nil
+	}
+	var seen []derive.DriftCandidate
+	var unseen []string
+	for _, c := range p.DriftCandidates {
+		if len(seen) == 2 {
+			break
+		}
+		if err := r.Oracle.Patch(ctx, c.Object, c.Tamper()); err != nil {
+			return nil, fmt.Errorf("try the drift of %s on stock: %w", c, err)
+		}
+		plan, perr := r.Oracle.plan(ctx, planDefaults())
+		if err := r.Oracle.Patch(ctx, c.Object, c.Untamper()); err != nil {
+			return nil, fmt.Errorf("put back the drift of %s tried on stock: %w", c, err)
+		}
+		if perr != nil {
+			return nil, fmt.Errorf("try the drift of %s on stock: %w", c, perr)
+		}
+		if exactly(plan, map[string]string{c.Address: "update"}) != nil {
+			unseen = append(unseen, fmt.Sprintf("%s (stock planned %s)", c, plan.Counts))
+			continue
+		}
+		seen = append(seen, c)
+	}
+	skipped := ""
+	if len(unseen) > 0 {
+		skipped = "; passed over because stock does not see it tampered: " + strings.Join(unseen, ", ")
+	}
+	if len(seen) < 2 {
+		why := fmt.Sprintf("no drift derived that stock detects: of %d candidates tried on the oracle, %d made stock plan exactly its update (it needs two: one to drift, one for the BREAK)%s", len(p.DriftCandidates), len(seen), skipped)
+		r.noteChoice("drift_reconverge", why)
+		return nil, &NotApplicable{Reason: why}
+	}
+	d, why := derive.DriftOf(seen[0], seen[1])
+	if skipped != "" {
+		r.noteChoice("drift_reconverge", why+skipped, d)
+	}
+	return d, nil
+}
+
+// driftFields are a drift plan's fields as a choice records them, in
+// name, value pairs.
+func driftFields(d *estate.Drift) []string {
+	return []string{"address", d.Address, "object", d.Object.String(), "field", d.Field,
+		"want", d.Want, "patch", d.Patch, "break object", d.Break.Object.String(), "break patch", d.Break.Patch}
+}
+
+// noteChoice replaces the recorded reason of a derived stage plan and,
+// when d is not nil, its fields: the trial on stock chose again.
+func (r *Run) noteChoice(stage, why string, d ...*estate.Drift) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.Choices {
+		c := &r.Choices[i]
+		if c.Stage != stage || c.Source != "derived" {
+			continue
+		}
+		c.Why = why
+		if len(d) == 1 && d[0] != nil {
+			c.Fields = nil
+			f := driftFields(d[0])
+			for j := 0; j+1 < len(f); j += 2 {
+				if f[j+1] != "" {
+					c.Fields = append(c.Fields, result.Field{Name: f[j], Value: f[j+1]})
+				}
+			}
+		} else {
+			c.Fields = nil
+		}
+	}
 }
 
 func (r *Run) renamePlan(ctx context.Context) (*estate.Rename, error) {

@@ -190,6 +190,7 @@ type Run struct {
 
 	mu          sync.Mutex
 	derived     *derive.Plans
+	driftTried  *driftTrial
 	coldOracle  *inventory.Inventory
 	coldObjects []Object
 	// counterpart is the oracle's object for each of the subject's the
