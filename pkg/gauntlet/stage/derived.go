@@ -11,10 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// NotApplicable is returned by a stage that cannot apply to this estate
-// (no derived plan fits its root): the stage is not_run with the reason,
-// never a pass.
-type NotApplicable struct{ Reason string }
+// NotApplicable is returned by a stage that does not apply to this estate,
+// with the reason. Shape says the root's shape cannot carry the stage: no
+// object of it could, every candidate searched (a root of one object has
+// no neighbour to keep through a removal); the stage is then
+// not_applicable, which costs the run no clear. Without Shape gauntlet
+// merely found no plan for it (the estate does not declare the section,
+// no candidate fit the derivation): the stage is not_run, never a pass.
+type NotApplicable struct {
+	Reason string
+	Shape  bool
+}
 
 func (n *NotApplicable) Error() string { return n.Reason }
 
