@@ -521,7 +521,7 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 		}
 		verdicts[st.ID()] = sr.Verdict
 		byID[st.ID()] = sr
-		if stopped == "" && sr.Verdict != result.NotRun && o.stopAfter != nil && o.stopAfter(sr) {
+		if stopped == "" && sr.Verdict != result.NotRun && sr.Verdict != result.NotApplicable && o.stopAfter != nil && o.stopAfter(sr) {
 			stopped = st.ID()
 		}
 		res.RunOrder = append(res.RunOrder, st.ID())
@@ -734,9 +734,9 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 			sr.Requests[sd.Name] = n
 		}
 	}
-	if reason, ok := stage.IsNotApplicable(err); ok {
-		sr.Verdict, sr.Reason = result.NotRun, reason
-		o.logger.Infof("stage %-20s not run: %s", st.ID(), reason)
+	if v, reason, ok := notApplicable(err); ok {
+		sr.Verdict, sr.Reason = v, reason
+		o.logger.Infof("stage %-20s %s: %s", st.ID(), strings.ReplaceAll(string(v), "_", " "), reason)
 		return sr
 	}
 	switch {
@@ -761,6 +761,21 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		o.logger.Infof("stage %-20s %s in %s", st.ID(), sr.Verdict, sr.Duration.Round(100*time.Millisecond))
 	}
 	return sr
+}
+
+// notApplicable is the verdict of a stage that returned
+// stage.NotApplicable, with its reason: not_applicable when the root's
+// shape cannot carry the stage, else not_run (gauntlet found no plan for
+// it, or the estate does not declare it).
+func notApplicable(err error) (result.Verdict, string, bool) {
+	var na *stage.NotApplicable
+	switch {
+	case !errors.As(err, &na):
+		return "", "", false
+	case na.Shape:
+		return result.NotApplicable, na.Reason, true
+	}
+	return result.NotRun, na.Reason, true
 }
 
 // requestCounts counts requests by verb and resource ("get configmaps").

@@ -2,6 +2,8 @@ package gauntlet
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -110,4 +112,41 @@ func TestAStageCountsItsRequestsByVerbAndResource(t *testing.T) {
 	if len(got) != 2 || got["get configmaps"] != 2 || got["list nonresource:/api"] != 1 {
 		t.Errorf("counts %v", got)
 	}
+}
+
+// TestAShapeTheRootCannotCarryIsNotApplicable: a stage that says the root's
+// shape cannot carry it is not_applicable with its reason; one for which
+// gauntlet merely derived no plan stays not_run, as does one the estate
+// does not declare; any other error is no verdict of this kind.
+func TestAShapeTheRootCannotCarryIsNotApplicable(t *testing.T) {
+	const why = "the root has one object: a removal needs another object kept through it"
+	for name, tc := range map[string]struct {
+		err    error
+		want   result.Verdict
+		wantOK bool
+	}{
+		"shape":     {&stage.NotApplicable{Reason: why, Shape: true}, result.NotApplicable, true},
+		"wrapped":   {fmt.Errorf("day2_remove: %w", &stage.NotApplicable{Reason: why, Shape: true}), result.NotApplicable, true},
+		"no plan":   {&stage.NotApplicable{Reason: why}, result.NotRun, true},
+		"machinery": {errors.New(why), "", false},
+		"no error":  {nil, "", false},
+	} {
+		v, reason, ok := notApplicable(tc.err)
+		if v != tc.want || ok != tc.wantOK || ok && reason != why {
+			t.Errorf("%s: %q %q %v, want %q with the reason: %v", name, v, reason, ok, tc.want, tc.wantOK)
+		}
+	}
+	// A section the estate does not declare is not its shape: the fence
+	// stage of an estate without one stays not_run.
+	for _, st := range stage.All() {
+		if st.ID() != "fence" {
+			continue
+		}
+		err := st.Run(context.Background(), &stage.Run{Spec: &estate.Spec{}}, stage.NewRecorder())
+		if v, reason, ok := notApplicable(err); v != result.NotRun || !ok || !strings.Contains(reason, "fence section") {
+			t.Errorf("fence of an estate without one: %q %q %v (%v), want not_run saying it declares none", v, reason, ok, err)
+		}
+		return
+	}
+	t.Fatal("no fence stage")
 }

@@ -168,7 +168,7 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 	}
 	fmt.Printf("%s in %s: %s\n", p.name, time.Since(start).Round(100*time.Millisecond), evidence.Headline(res))
 	for _, s := range res.Stages {
-		fmt.Printf("  %-22s %-8s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
+		fmt.Printf("  %-22s %-14s %s\n", s.ID, s.Verdict, s.Duration.Round(100*time.Millisecond))
 	}
 	for _, path := range paths {
 		fmt.Println("wrote", path)

@@ -110,7 +110,7 @@ func soakTable(runs []*result.Run) []soakRow {
 			row.diffs = append(row.diffs, fmt.Sprintf("present in %d of %d runs", len(stages), len(runs)))
 		}
 		verdict := func(s result.Stage) string {
-			if s.Verdict == result.NotRun {
+			if s.Verdict == result.NotRun || s.Verdict == result.NotApplicable {
 				return string(s.Verdict) + " (" + s.Reason + ")"
 			}
 			return string(s.Verdict)

@@ -379,7 +379,7 @@ func compareStage(id string, e EstateRuns, versions []string) StageRow {
 	switch {
 	case sigB == sigA:
 		row.Outcome, row.Why = Same, "as the baseline: "+row.Build.Summary
-		if !pb && row.Build.Verdict != result.NotRun {
+		if !pb && row.Build.Verdict != result.NotRun && row.Build.Verdict != result.NotApplicable {
 			row.Outcome, row.Why = Shared, "both fail the same way: "+row.Build.Summary
 			if row.Stock.Limitation != "" {
 				row.Why += "; stock does too (estate.yaml: " + oneline.First(row.Stock.Limitation, 160) + ")"
@@ -394,7 +394,11 @@ func compareStage(id string, e EstateRuns, versions []string) StageRow {
 	default:
 		row.Outcome, row.Change, row.Why = New, "check", fmt.Sprintf("%s on both, but not the same way: %s", row.Build.Verdict, changedChecks(row))
 	}
-	row.Requests = requestDeltas(b, a)
+	// A stage the estate's shape cannot carry on both sides did nothing
+	// to compare: any request it counts is the derivation's, not the engine's.
+	if row.Build.Verdict != result.NotApplicable || row.Baseline.Verdict != result.NotApplicable {
+		row.Requests = requestDeltas(b, a)
+	}
 	if len(row.Requests) > 0 && row.Outcome == Same {
 		row.Outcome, row.Why = New, fmt.Sprintf("the same verdict, but %d kind(s) of request changed", len(row.Requests))
 	}
@@ -430,7 +434,7 @@ func side(s sideStages, versions []string) Side {
 	switch {
 	case st.Verdict == result.Pass:
 		out.Summary = fmt.Sprintf("pass, %d checks", len(st.Checks))
-	case st.Verdict == result.NotRun || st.Verdict == result.Cancelled:
+	case st.Verdict == result.NotRun || st.Verdict == result.NotApplicable || st.Verdict == result.Cancelled:
 		out.Summary = fmt.Sprintf("%s: %s", st.Verdict, oneline.First(orElse(st.Reason, st.Detail), 200))
 	case len(out.Findings) > 0:
 		var names []string
@@ -459,7 +463,7 @@ func findings(st result.Stage) []Finding {
 			out = append(out, Finding{Check: "BREAK " + br.Name, Detail: "engine finding: held on the subject, stock noticed it: " + oneline.First(br.Detail, 300)})
 		}
 	}
-	if len(out) == 0 && st.Verdict != result.Pass && st.Verdict != result.NotRun && st.Verdict != result.Cancelled {
+	if len(out) == 0 && st.Verdict != result.Pass && st.Verdict != result.NotRun && st.Verdict != result.NotApplicable && st.Verdict != result.Cancelled {
 		out = append(out, Finding{Check: "(stage)", Detail: oneline.Last(st.Detail, 300)})
 	}
 	return out
@@ -483,15 +487,19 @@ func steady(s sideStages, versions []string) (string, bool) {
 // signature is what must be equal for two sides to have done the same:
 // the verdict, and each finding's check and detail; for a stage that did
 // not run, its reason up to the first comma (a reason names the version
-// that lacks a capability).
+// that lacks a capability); for a stage the estate's shape cannot carry,
+// the verdict alone (the shape is the estate's, whatever the engine).
 func signature(v result.Verdict, fs []Finding, reason string) string {
 	var parts []string
 	for _, f := range fs {
 		parts = append(parts, f.Check+"="+f.Detail)
 	}
 	sort.Strings(parts)
-	if v == result.NotRun {
+	switch v {
+	case result.NotRun:
 		reason, _, _ = strings.Cut(reason, ",")
+	case result.NotApplicable:
+		reason = ""
 	}
 	return string(v) + "|" + strings.Join(parts, "\x00") + "|" + reason
 }

@@ -349,6 +349,7 @@ func summary(r Report) htmlreport.Table {
 	}
 	t.Legend = []htmlreport.Cell{{Text: "NEW: the build introduced a difference", Class: "new"}, {Text: "removed: the build passes where the baseline did not", Class: "removed"},
 		{Text: "shared: both fail the same way", Class: "shared"}, {Text: "same: both pass", Class: "pass"}, {Text: "not run on both", Class: "notrun"},
+		{Text: "not applicable to the estate on both", Class: "notapplicable"},
 		{Text: "unsteady: repetitions disagree", Class: "unsteady"}}
 	return t
 }
@@ -358,6 +359,8 @@ func summaryCell(s StageRow) htmlreport.Cell {
 	switch {
 	case s.Outcome == Same && s.Build.Verdict == result.Pass:
 		c.Text, c.Class = "same", "pass"
+	case s.Outcome == Same && s.Build.Verdict == result.NotApplicable:
+		c.Text, c.Class = "not applicable", "notapplicable"
 	case s.Outcome == Same:
 		c.Text, c.Class = "not run", "notrun"
 	case s.Outcome == New:
@@ -454,7 +457,8 @@ func chartGroup(e EstateReport, r Report) htmlreport.ChartGroup {
 		if len(row.Build.EngineMS) == 0 && len(row.Baseline.EngineMS) == 0 {
 			continue
 		}
-		if row.Build.Verdict == result.NotRun && row.Baseline.Verdict == result.NotRun {
+		if (row.Build.Verdict == result.NotRun || row.Build.Verdict == result.NotApplicable) &&
+			(row.Baseline.Verdict == result.NotRun || row.Baseline.Verdict == result.NotApplicable) {
 			continue
 		}
 		tm.Groups = append(tm.Groups, htmlreport.Group{Label: row.Stage, Values: []float64{

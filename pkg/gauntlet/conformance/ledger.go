@@ -97,6 +97,10 @@ func RunID(run *result.Run, substrate string) string {
 
 var knownVerdicts = []result.Verdict{result.Pass, result.Fail, result.NotRun, result.Cancelled, result.Unproven, result.Limitation}
 
+// knownStageVerdicts are knownVerdicts and the one only a stage can have:
+// not_applicable (the estate's shape cannot carry it), never a check's.
+var knownStageVerdicts = append(slices.Clone(knownVerdicts), result.NotApplicable)
+
 // RunFiles are the files of a run folder the ledger is derived from.
 const (
 	RunJSON    = "run.json"
@@ -131,7 +135,7 @@ func BuildRows(id string, runJSON, inputsJSON []byte) ([]Row, error) {
 		if len(in.Stages) > 0 && !slices.Contains(in.Stages, s.ID) {
 			continue
 		}
-		if !slices.Contains(knownVerdicts, s.Verdict) {
+		if !slices.Contains(knownStageVerdicts, s.Verdict) {
 			return nil, fmt.Errorf("stage %s has unknown verdict %q", s.ID, s.Verdict)
 		}
 		for _, id := range s.Requirements {

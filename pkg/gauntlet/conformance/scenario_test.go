@@ -453,6 +453,13 @@ func TestRecordRefuses(t *testing.T) {
 	if err != nil || len(l.Problems) > 0 || len(l.Rows) != 1 || l.Rows[0].Stage != "day2_crash" {
 		t.Errorf("a --stages day2_crash run recorded %+v (%v %v)", l.Rows, l.Problems, err)
 	}
+	// not_applicable is a stage's verdict only: a check that claims it is
+	// refused like any unknown verdict.
+	na := crashPass()
+	na.Checks[0].Verdict = result.NotApplicable
+	if _, err := r.record(run{estate: "e1", substrate: "local", engine: pinnedTofu(), stages: []result.Stage{na}}); err == nil || !strings.Contains(err.Error(), `unknown verdict "not_applicable"`) {
+		t.Errorf("a check not applicable: %v", err)
+	}
 	if _, err := BuildRows("x", []byte(`{"commit":"abc-dirty","estate":{"name":"e1"}}`), []byte(`{"schema":"gauntlet.inputs/v1","estate":"e1"}`)); err == nil {
 		t.Error("a dirty run was accepted")
 	}
@@ -476,6 +483,8 @@ func TestProofRules(t *testing.T) {
 		"before check-level proof":             {local: []result.Stage{crashPass()}, kind: []result.Stage{stg("day2_crash", result.Pass, []string{reqCrash}, legacy)}, ids: []string{reqCrash}, want: Unbacked, code: ExitFailed},
 		"a BREAK that held":                    {local: []result.Stage{crashPass()}, kind: []result.Stage{func() result.Stage { s := crashPass(); s.Breaks[0].Outcome = result.Held; return s }()}, ids: []string{reqCrash}, want: Failed, code: ExitFailed},
 		"stage not run":                        {local: []result.Stage{crashPass()}, kind: []result.Stage{{ID: "day2_crash", Verdict: result.NotRun, Reason: "engine has no x", Requirements: []string{reqCrash}}}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
+		"stage not applicable":                 {local: []result.Stage{crashPass()}, kind: []result.Stage{{ID: "day2_crash", Verdict: result.NotApplicable, Reason: "the root has one kubernetes object", Requirements: []string{reqCrash}}}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
+		"not applicable on both":               {local: []result.Stage{{ID: "day2_crash", Verdict: result.NotApplicable, Reason: "the root has one kubernetes object", Requirements: []string{reqCrash}}}, kind: []result.Stage{{ID: "day2_crash", Verdict: result.NotApplicable, Reason: "the root has one kubernetes object", Requirements: []string{reqCrash}}}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
 		"an unpinned engine is never green":    {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, kindEngine: &result.Engine{Name: "tofu", Version: "1.12.6", SHA256: tofuSHA}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
 		"another binary of the pinned version": {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, kindEngine: &result.Engine{Name: "tofu", Version: "1.12.6", SHA256: "ab", Pinned: "1.12.6"}, ids: []string{reqCrash}, want: NotRun, code: ExitWaiting},
 		"a gap is let through":                 {local: []result.Stage{crashPass()}, kind: []result.Stage{crashPass()}, ids: []string{"GAUNT-LIVE-STRICT-01", reqCrash}, want: Proven, code: ExitProven},

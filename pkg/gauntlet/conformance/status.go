@@ -428,6 +428,9 @@ func stageProof(q Requirement, stage string, rows []Row, inputs map[string]*Inpu
 	switch {
 	case r.Verdict == result.NotRun:
 		return NotRun, at + " did not run it: " + r.Reason
+	case r.Verdict == result.NotApplicable:
+		// The estate's shape cannot carry the stage: no proof, no fail.
+		return NotRun, at + " is not applicable to this estate: " + r.Reason
 	case r.Verdict == result.Limitation:
 		// Stock fails it the same way: no proof, and not the engine's fail.
 		return NotRun, at + " is a limitation: the subject and stock fail it the same way"
@@ -446,7 +449,7 @@ func stageProof(q Requirement, stage string, rows []Row, inputs map[string]*Inpu
 func failing(r Row) string {
 	switch {
 	case r.Verdict == result.Pass:
-	case r.Verdict == result.NotRun, r.Verdict == result.Limitation:
+	case r.Verdict == result.NotRun, r.Verdict == result.NotApplicable, r.Verdict == result.Limitation:
 		return ""
 	default:
 		return fmt.Sprintf("ended %s", r.Verdict)

@@ -32,18 +32,33 @@ func (a assessment) verdictSentence() string {
 		return "Not clear: a sabotaged run (every BREAK's corruption skipped, to test the BREAKs themselves) is never clear."
 	}
 	if a.Clear() {
+		var short []string
+		if na := a.notApplicablePart(); na != "" {
+			short = append(short, na)
+		}
 		if n := len(a.ChecksNotRun); n > 0 {
 			names := make([]string, n)
 			for i, c := range a.ChecksNotRun {
 				names[i] = c.Stage + ": " + c.Check
 			}
-			return fmt.Sprintf("Clear - %s %s not run on the %s substrate: %s. Every headline stage passes on what this substrate can show; `--substrate kind` runs the rest.",
-				count(n), plural(n, "check", "checks"), orDefault(a.substrate, "unnamed"), strings.Join(names, "; "))
+			short = append(short, fmt.Sprintf("%s %s not run on the %s substrate: %s",
+				count(n), plural(n, "check", "checks"), orDefault(a.substrate, "unnamed"), strings.Join(names, "; ")))
 		}
-		return "Clear. Every headline stage passes."
+		switch {
+		case len(short) == 0:
+			return "Clear. Every headline stage passes."
+		case len(a.ChecksNotRun) == 0:
+			return "Clear - " + short[0] + ". Every other headline stage passes."
+		case len(a.NotApplicable) == 0:
+			return "Clear - " + short[0] + ". Every headline stage passes on what this substrate can show; `--substrate kind` runs the rest."
+		}
+		return "Clear - " + strings.Join(short, "; ") + ". Every other headline stage passes on what this substrate can show; `--substrate kind` runs the rest."
 	}
-	if a.Headline == 0 {
-		return "Not clear. The run has no headline stage, so nothing it shows can be called clear."
+	if a.Headline == len(a.NotApplicable) {
+		if a.Headline == 0 {
+			return "Not clear. The run has no headline stage, so nothing it shows can be called clear."
+		}
+		return "Not clear. No headline stage applies to this estate, so nothing it shows can be called clear: " + a.notApplicablePart() + "."
 	}
 	var parts []string
 	if n := len(a.Failed); n > 0 {
@@ -72,6 +87,11 @@ func (a assessment) verdictSentence() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s did not run: %s", count(n), joinAnd(names)))
 	}
+	if n := len(a.NotApplicable); n > 0 {
+		// Said, but not what keeps the run from clear.
+		parts = append(parts, fmt.Sprintf("%s %s not applicable to this estate, which costs no clear: %s",
+			count(n), plural(n, "stage is", "stages are"), a.notApplicableNames()))
+	}
 	if n := len(a.Unproven); n > 0 {
 		names := make([]string, n)
 		for i, u := range a.Unproven {
@@ -89,6 +109,26 @@ func (a assessment) verdictSentence() string {
 			count(n), plural(n, "stage", "stages"), joinAnd(names)))
 	}
 	return "Not clear: " + strings.Join(parts, "; ") + "."
+}
+
+// notApplicablePart names the headline stages the estate's shape cannot
+// carry, each with its reason: "one stage not applicable to this estate:
+// Remove a block (the root has one kubernetes object: ...)", or is empty.
+func (a assessment) notApplicablePart() string {
+	n := len(a.NotApplicable)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s not applicable to this estate: %s", count(n), plural(n, "stage", "stages"), a.notApplicableNames())
+}
+
+// notApplicableNames is "Remove a block (its reason)", joined.
+func (a assessment) notApplicableNames() string {
+	names := make([]string, len(a.NotApplicable))
+	for i, s := range a.NotApplicable {
+		names[i] = stageName(s) + " (" + reasonText(s.Reason) + ")"
+	}
+	return joinAnd(names)
 }
 
 // outsideSentence names failing non-headline stages, or is empty.

@@ -101,8 +101,9 @@ func buildOptions(opts []Option) *options {
 }
 
 // Headline is the page's one-line verdict, for the CLI: "Clear.", "Clear -
-// N checks not run on the local substrate: ...", "Not clear: ..." or
-// "Cancelled ...". It reads the same assessment as everything else.
+// N checks not run on the local substrate: ...", "Clear - N stages not
+// applicable to this estate: ...", "Not clear: ..." or "Cancelled ...".
+// It reads the same assessment as everything else.
 func Headline(r *result.Run) string {
 	if r == nil {
 		return "Not clear: no run."

@@ -9,8 +9,9 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// verdictWord is the table's word for a verdict: pass, fail, not run. An
-// unknown verdict is shown as itself, quoted, never as a pass.
+// verdictWord is the table's word for a verdict: pass, fail, not run, not
+// applicable. An unknown verdict is shown as itself, quoted, never as a
+// pass.
 func verdictWord(v result.Verdict) string {
 	switch v {
 	case result.Pass:
@@ -19,6 +20,8 @@ func verdictWord(v result.Verdict) string {
 		return "fail"
 	case result.NotRun:
 		return "not run"
+	case result.NotApplicable:
+		return "not applicable"
 	case result.Cancelled:
 		return "cancelled"
 	case result.Limitation:
@@ -36,6 +39,8 @@ func verdictPhrase(v result.Verdict) string {
 		return "fails"
 	case result.NotRun:
 		return "did not run"
+	case result.NotApplicable:
+		return "is not applicable to this estate"
 	case result.Cancelled:
 		return "was cancelled"
 	case result.Limitation:

@@ -74,8 +74,9 @@ type junitSkipped struct {
 // stage ID, time in seconds), then one per check ("<stage>/<check>",
 // time 0) and one per BREAK ("<stage>/BREAK <name>", time 0) of that
 // stage. A fail is a <failure> carrying the detail; a not_run is a
-// <skipped> carrying the reason, since a skip is never a pass; a verdict
-// this package does not know is a <failure>. A BREAK that failed its
+// <skipped> carrying the reason, since a skip is never a pass, and so is
+// a not_applicable, its reason after "not applicable to this estate: ";
+// a verdict this package does not know is a <failure>. A BREAK that failed its
 // assertion passes; one that did not is a <failure> "assertion not
 // load-bearing". A cancelled stage is an <error> of type "cancelled"
 // naming what stopped it. The suite's tests, failures, errors and skipped
@@ -157,6 +158,9 @@ func verdictCase(class, name string, v result.Verdict, detail, reason string) ju
 		c.SystemOut = detail
 	case result.NotRun:
 		c.Skipped = &junitSkipped{Message: reasonText(reason)}
+	case result.NotApplicable:
+		// The estate's shape cannot carry it: not a pass, not a fail.
+		c.Skipped = &junitSkipped{Message: "not applicable to this estate: " + reasonText(reason)}
 	case result.Limitation:
 		// Stock fails it the same way: not the engine's fail, not a pass.
 		c.Skipped = &junitSkipped{Message: "limitation: stock fails it the same way: " + orDefault(oneline.First(detail, 200), "no detail recorded")}

@@ -23,11 +23,12 @@ func writeSections(b *strings.Builder, r *result.Run) {
 	writeSummary(b, stages)
 	writeLimitations(b, stages, r.Oracle)
 	for _, s := range stages {
-		if s.Verdict != result.NotRun {
+		if s.Verdict != result.NotRun && s.Verdict != result.NotApplicable {
 			writeStage(b, s)
 		}
 	}
 	writeNotRun(b, stages)
+	writeNotApplicable(b, stages)
 	writeChoices(b, r.Choices)
 }
 
@@ -87,9 +88,9 @@ func stageLabel(s result.Stage) string {
 }
 
 // stageTime is the stage's duration, or "-" for a stage that did not run
-// and took no time.
+// (or did not apply) and took no time.
 func stageTime(s result.Stage) string {
-	if s.Verdict == result.NotRun && s.Duration == 0 {
+	if (s.Verdict == result.NotRun || s.Verdict == result.NotApplicable) && s.Duration == 0 {
 		return "-"
 	}
 	return formatDuration(s.Duration)
@@ -99,7 +100,7 @@ func stageTime(s result.Stage) string {
 // without a BREAK, did not run, failed...: "4/5 proven, 1 not run".
 func checksCount(s result.Stage) string {
 	if len(s.Checks) == 0 {
-		if s.Verdict == result.NotRun {
+		if s.Verdict == result.NotRun || s.Verdict == result.NotApplicable {
 			return "-"
 		}
 		return "none recorded"
@@ -149,6 +150,8 @@ func summaryReason(s result.Stage) string {
 	switch s.Verdict {
 	case result.NotRun:
 		return firstSentence(reasonText(s.Reason))
+	case result.NotApplicable:
+		return firstSentence("not applicable to this estate: " + reasonText(s.Reason))
 	case result.Cancelled:
 		return firstSentence(orDefault(s.Detail, "cancelled"))
 	case result.Pass:
@@ -322,5 +325,29 @@ func writeNotRun(b *strings.Builder, stages []result.Stage) {
 		return
 	}
 	b.WriteString("### Stages that did not run\n\n")
+	b.WriteString(strings.Join(items, "\n") + "\n\n")
+}
+
+// writeNotApplicable lists the stages the estate's shape cannot carry,
+// each with its whole reason and what it would have verified: none of
+// them is a pass, a fail or a proof, and none costs the run its clear.
+func writeNotApplicable(b *strings.Builder, stages []result.Stage) {
+	var items []string
+	for _, s := range stages {
+		if s.Verdict != result.NotApplicable {
+			continue
+		}
+		parts := []string{sentence(reasonText(s.Reason))}
+		if d := sentence(s.Detail); d != "" {
+			parts = append(parts, d)
+		}
+		parts = append(parts, proofSentences(s)...)
+		items = append(items, "- "+prose(stageLabel(s)+": "+strings.Join(parts, " ")))
+	}
+	if len(items) == 0 {
+		return
+	}
+	b.WriteString("### Stages not applicable to this estate\n\n")
+	b.WriteString("The estate's shape cannot carry these stages: no object of its root could. They are neither passes nor fails, prove no requirement, and do not cost the run its clear.\n\n")
 	b.WriteString(strings.Join(items, "\n") + "\n\n")
 }

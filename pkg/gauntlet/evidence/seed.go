@@ -78,19 +78,22 @@ func proofSentences(s result.Stage) []string {
 }
 
 // stageDetail is the stage's Detail cell: the paragraph, or for a stage
-// that did not run its reason first; then every BREAK; then the checks
+// that did not run or does not apply its reason first; then every BREAK; then the checks
 // that did not pass (a check that did not run is never hidden behind a
 // stage that passed); then requirements and figures.
 func stageDetail(s result.Stage) string {
 	var parts []string
-	if s.Verdict == result.NotRun {
+	switch s.Verdict {
+	case result.NotRun:
 		parts = append(parts, sentence("Not run: "+reasonText(s.Reason)))
+	case result.NotApplicable:
+		parts = append(parts, sentence("Not applicable to this estate: "+reasonText(s.Reason)))
 	}
 	// The whole error is folded under the table; the cell keeps its
 	// first line.
 	if d := paragraph(s, "the whole error is under the table"); d != "" {
 		parts = append(parts, d)
-	} else if s.Verdict != result.NotRun {
+	} else if s.Verdict != result.NotRun && s.Verdict != result.NotApplicable {
 		parts = append(parts, "No detail recorded.")
 	}
 	parts = append(parts, proofSentences(s)...)

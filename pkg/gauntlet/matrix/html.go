@@ -52,13 +52,14 @@ func page(m *Matrix) htmlreport.Page {
 		}
 		sum.Rows = append(sum.Rows, r)
 	}
-	sum.Legend = []htmlreport.Cell{{Text: "pass", Class: "pass"}, {Text: "fail", Class: "fail"}, {Text: "not run", Class: "notrun"}}
+	sum.Legend = []htmlreport.Cell{{Text: "pass", Class: "pass"}, {Text: "fail", Class: "fail"}, {Text: "not run", Class: "notrun"},
+		{Text: "not applicable to this estate", Class: "notapplicable"}}
 	p.Summary = sum
 
 	diffs := htmlreport.Section{ID: "differences", Heading: "Differences from stock", Empty: "No stage failed on any engine."}
 	for _, row := range t.Rows {
 		for i, c := range row.Cells {
-			if c.Verdict == result.Pass || c.Verdict == result.NotRun {
+			if c.Verdict == result.Pass || c.Verdict == result.NotRun || c.Verdict == result.NotApplicable {
 				continue
 			}
 			col := htmlreport.Column{Heading: c.Engine, Href: evidenceOf(m.Columns[i])}
@@ -116,10 +117,10 @@ func charts(m *Matrix, t Table) htmlreport.Section {
 		stock := false
 		for _, col := range m.Columns {
 			st, ok := findStage(col.Run, row.Stage)
-			ran = ran || ok && st.Verdict != result.NotRun
+			ran = ran || ok && st.Verdict != result.NotRun && st.Verdict != result.NotApplicable
 			ms = append(ms, float64(st.Figures["subject.engine_ms"])/1000)
 			reqs = append(reqs, float64(st.Figures["subject.api_requests"]))
-			if ok && !stock && st.Verdict != result.NotRun {
+			if ok && !stock && st.Verdict != result.NotRun && st.Verdict != result.NotApplicable {
 				stock, stockMS, stockReq = true, float64(st.Figures["oracle.engine_ms"])/1000, float64(st.Figures["oracle.api_requests"])
 			}
 		}
@@ -142,8 +143,11 @@ func evidenceOf(c Column) string {
 }
 
 func verdictWord(v result.Verdict) string {
-	if v == result.NotRun {
+	switch v {
+	case result.NotRun:
 		return "not run"
+	case result.NotApplicable:
+		return "not applicable"
 	}
 	return string(v)
 }
@@ -154,6 +158,8 @@ func verdictClass(v result.Verdict) string {
 		return "pass"
 	case result.NotRun:
 		return "notrun"
+	case result.NotApplicable:
+		return "notapplicable"
 	}
 	return "fail"
 }

@@ -39,8 +39,8 @@ type Row struct {
 type Cell struct {
 	Engine  string         `json:"engine"`
 	Verdict result.Verdict `json:"verdict"`
-	// Why is one line: for a pass, what was proved; for a not_run, the
-	// reason; for a fail, the first differing check.
+	// Why is one line: for a pass, what was proved; for a not_run or a
+	// not_applicable, the reason; for a fail, the first differing check.
 	Why string `json:"why"`
 	// Differs names every check (or engine finding) that did not hold,
 	// each with its one-line detail.
@@ -194,7 +194,7 @@ func stageCell(engine string, s result.Stage) Cell {
 			}
 		}
 		c.Why = fmt.Sprintf("%d checks as stock; %d of %d BREAKs proved", passed(s.Checks), proved, run)
-	case result.NotRun, result.Cancelled:
+	case result.NotRun, result.NotApplicable, result.Cancelled:
 		c.Why = oneline.First(orElse(s.Reason, s.Detail), 200)
 	case result.Limitation:
 		c.Why = "stock fails it the same way: " + oneline.First(s.Detail, 200)
@@ -224,6 +224,8 @@ func passed(cs []result.Check) int {
 // signature is what must stay equal for two cells to be the same
 // behaviour: the verdict, the checks that differ, and for not_run the
 // reason's capability (a reason naming the version differs by design).
+// A not_applicable cell is the estate's shape, whatever the engine: its
+// verdict alone.
 func signature(c Cell) string {
 	var names []string
 	for _, d := range c.Differs {

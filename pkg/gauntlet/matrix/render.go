@@ -165,7 +165,7 @@ func Markdown(w io.Writer, m *Matrix) error {
 	n := 0
 	for _, row := range t.Rows {
 		for _, c := range row.Cells {
-			if c.Verdict == result.Pass || c.Verdict == result.NotRun {
+			if c.Verdict == result.Pass || c.Verdict == result.NotRun || c.Verdict == result.NotApplicable {
 				continue
 			}
 			for _, d := range c.Differs {
@@ -190,6 +190,21 @@ func Markdown(w io.Writer, m *Matrix) error {
 	}
 	if n == 0 {
 		b.WriteString("Every stage ran on every engine.\n")
+	}
+
+	// A stage the estate's shape cannot carry is the estate's, the same on
+	// every engine: said apart from what did not run, never a difference.
+	n = 0
+	for _, row := range t.Rows {
+		for _, c := range row.Cells {
+			if c.Verdict == result.NotApplicable {
+				if n == 0 {
+					b.WriteString("\n## Not applicable to this estate\n\n")
+				}
+				n++
+				fmt.Fprintf(&b, "- **%s × %s**: %s\n", row.Stage, c.Engine, prose(c.Why))
+			}
+		}
 	}
 
 	b.WriteString("\n## Changes between versions\n\n")
@@ -260,6 +275,8 @@ func cellText(c Cell) string {
 		return "pass: " + cellEscape(c.Why)
 	case result.NotRun:
 		return "not run: " + cellEscape(oneline.First(c.Why, 90))
+	case result.NotApplicable:
+		return "not applicable: " + cellEscape(oneline.First(c.Why, 90))
 	case result.Limitation:
 		return "limitation: " + cellEscape(oneline.First(c.Why, 90))
 	}
@@ -349,6 +366,9 @@ func JUnit(w io.Writer, m *Matrix) error {
 			case result.Pass:
 			case result.NotRun:
 				tc.Skipped = &junitMessage{Message: c.Why}
+				s.Skipped++
+			case result.NotApplicable:
+				tc.Skipped = &junitMessage{Message: "not applicable to this estate: " + c.Why}
 				s.Skipped++
 			default:
 				var lines []string

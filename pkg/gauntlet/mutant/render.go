@@ -38,7 +38,7 @@ func Markdown(m *Matrix) string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | **%s** | %s | %s | %s |\n", r.Name, cell(r.Promise), strings.Join(r.Expect, ", "),
 			r.Status, dash(r.KilledBy), cell(dash(check)), cell(clip(detail, 400)))
 	}
-	b.WriteString("\n## Mutant x stage\n\n`check`: a check failed (caught); `finding`: a BREAK found the engine out (caught); `break`: a BREAK did not prove (the gauntlet's weakness, not a catch); `error`: the stage could not finish; `*`: a stage the mutant names.\n\n")
+	b.WriteString("\n## Mutant x stage\n\n`check`: a check failed (caught); `finding`: a BREAK found the engine out (caught); `break`: a BREAK did not prove (the gauntlet's weakness, not a catch); `error`: the stage could not finish; `n/a`: not applicable to the estate; `*`: a stage the mutant names.\n\n")
 	ids := stage.Canonical()
 	b.WriteString("| mutant | " + strings.Join(ids, " | ") + " |\n|---|" + strings.Repeat("---|", len(ids)) + "\n")
 	for _, r := range m.Rows {
@@ -50,7 +50,10 @@ func Markdown(m *Matrix) string {
 		for _, id := range ids {
 			c, ok := cells[id]
 			v := "."
-			if ok && c.Cell != NotRun {
+			switch {
+			case ok && c.Cell == NotApplicable:
+				v = "n/a"
+			case ok && c.Cell != NotRun:
 				v = string(c.Cell)
 			}
 			for _, e := range r.Expect {

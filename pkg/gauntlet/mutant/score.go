@@ -28,6 +28,9 @@ const (
 	// Pass and NotRun are the stage's own verdicts.
 	Pass   Cell = "pass"
 	NotRun Cell = "not_run"
+	// NotApplicable is the stage's own verdict too: the estate's shape
+	// cannot carry it, so it can catch no mutant.
+	NotApplicable Cell = "not_applicable"
 )
 
 // caught reports whether a cell is a kill.
@@ -88,6 +91,9 @@ func Classify(s result.Stage) StageCell {
 		return c
 	case result.NotRun:
 		c.Cell, c.Detail = NotRun, s.Reason
+		return c
+	case result.NotApplicable:
+		c.Cell, c.Detail = NotApplicable, s.Reason
 		return c
 	case result.Limitation:
 		// The mutant fails it as stock does: nothing told them apart.
@@ -203,7 +209,7 @@ func expectedVerdicts(cells []StageCell, expect []string) string {
 	for _, c := range cells {
 		if slices.Contains(expect, c.Stage) {
 			s := c.Stage + " " + string(c.Cell)
-			if c.Cell == NotRun && c.Detail != "" {
+			if (c.Cell == NotRun || c.Cell == NotApplicable) && c.Detail != "" {
 				s += " (" + c.Detail + ")"
 			}
 			parts = append(parts, s)

@@ -59,6 +59,10 @@ func TestScore(t *testing.T) {
 			Breaks: []result.Break{{Name: "delete", Outcome: result.Held, EngineFinding: true, Detail: "subject missed it"}}}),
 			nil, Killed, "day2_rename", ""},
 		{"the run could not happen", nil, errors.New("no clusters"), Machinery, "", "no clusters"},
+		// A stage the estate's shape cannot carry is no machinery failure:
+		// it caught nothing, and says why.
+		{"its stage is not applicable to the estate", run(pass("migrate"), result.Stage{ID: "day2_rename", Verdict: result.NotApplicable,
+			Reason: "the root has one kubernetes object"}), nil, Survived, "", "day2_rename not_applicable (the root has one kubernetes object)"},
 		// Kills tied to their cause: a failure of another kind, of the
 		// oracle's side only, or by a measurement error is no kill.
 		{"its stage failed with a finding it does not cause", run(failedWith("day2_rename", "the object is gone", "x",

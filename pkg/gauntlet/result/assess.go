@@ -13,6 +13,9 @@ type Assessment struct {
 	Failed []Stage
 	// NotRun are headline stages that did not run.
 	NotRun []Stage
+	// NotApplicable are headline stages the estate's shape cannot carry:
+	// they do not cost the clear, but every reader is told which and why.
+	NotApplicable []Stage
 	// Limitations are headline stages that failed only where stock fails
 	// the same way: not the engine's fail, never a pass either.
 	Limitations []Stage
@@ -61,7 +64,7 @@ func (r *Run) Assess() Assessment {
 	a := Assessment{Cancelled: r.Cancelled, Sabotaged: r.Sabotaged}
 	for _, s := range r.Stages {
 		if !s.Headline {
-			if s.Verdict != Pass && s.Verdict != NotRun {
+			if s.Verdict != Pass && s.Verdict != NotRun && s.Verdict != NotApplicable {
 				a.Outside = append(a.Outside, s)
 			}
 			continue
@@ -82,6 +85,8 @@ func (r *Run) Assess() Assessment {
 			}
 		case NotRun:
 			a.NotRun = append(a.NotRun, s)
+		case NotApplicable:
+			a.NotApplicable = append(a.NotApplicable, s)
 		case Limitation:
 			a.Limitations = append(a.Limitations, s)
 		default:
@@ -91,13 +96,14 @@ func (r *Run) Assess() Assessment {
 	return a
 }
 
-// Clear is the run's verdict: at least one headline stage, every one of
-// them passed and backed by its checks and BREAKs, and not cancelled. A
-// limitation is not the engine's fail, but it is no pass either.
-// Checks not run on the substrate do not cost the clear, but ChecksNotRun
-// carries them so no reader takes such a run for a full one.
+// Clear is the run's verdict: at least one headline stage that applies
+// to the estate, every one of them passed and backed by its checks and
+// BREAKs, and not cancelled. A limitation is not the engine's fail, but
+// it is no pass either. Checks not run on the substrate and stages the
+// estate's shape cannot carry do not cost the clear, but ChecksNotRun and
+// NotApplicable carry them so no reader takes such a run for a full one.
 func (a Assessment) Clear() bool {
-	return a.Cancelled == nil && !a.Sabotaged && a.Headline > 0 && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Limitations) == 0 && len(a.Unproven) == 0 && len(a.Aborted) == 0
+	return a.Cancelled == nil && !a.Sabotaged && a.Headline > len(a.NotApplicable) && len(a.Failed) == 0 && len(a.NotRun) == 0 && len(a.Limitations) == 0 && len(a.Unproven) == 0 && len(a.Aborted) == 0
 }
 
 // Clear reports whether the run is clear (see Assessment.Clear).

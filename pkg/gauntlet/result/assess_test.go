@@ -58,3 +58,32 @@ func TestAssessLimitation(t *testing.T) {
 		t.Errorf("clear %v, failed %v, limitations %v", a.Clear(), a.Failed, a.Limitations)
 	}
 }
+
+// A headline stage the estate's shape cannot carry is listed on its own:
+// never a fail, never a not_run, and the run stays clear when the rest
+// passes - but not when nothing applies at all.
+func TestAssessNotApplicable(t *testing.T) {
+	proven := Stage{ID: "migrate", Headline: true, Verdict: Pass,
+		Checks: []Check{{Name: "plan is empty", Verdict: Pass, ProvedBy: []string{"state_rm"}}},
+		Breaks: []Break{{Name: "state_rm", Side: "subject", Outcome: Proved, Failed: true}}}
+	remove := Stage{ID: "day2_remove", Title: "Remove a block", Headline: true, Verdict: NotApplicable,
+		Reason: "the root has one object: a removal needs another object kept through it"}
+	a := (&Run{Stages: []Stage{proven, remove}}).Assess()
+	if !a.Clear() || len(a.NotApplicable) != 1 || a.NotApplicable[0].ID != "day2_remove" || len(a.NotRun) != 0 || len(a.Failed) != 0 {
+		t.Errorf("clear %v, not applicable %v, not run %v, failed %v", a.Clear(), a.NotApplicable, a.NotRun, a.Failed)
+	}
+	if a := (&Run{Stages: []Stage{remove}}).Assess(); a.Clear() {
+		t.Errorf("a run whose only headline stage is not applicable is clear")
+	}
+	notRun := remove
+	notRun.Verdict = NotRun
+	if a := (&Run{Stages: []Stage{proven, notRun}}).Assess(); a.Clear() || len(a.NotRun) != 1 {
+		t.Errorf("a headline not_run: clear %v, not run %v", a.Clear(), a.NotRun)
+	}
+	// Outside the headline it is no failure either.
+	outside := remove
+	outside.Headline = false
+	if a := (&Run{Stages: []Stage{proven, outside}}).Assess(); !a.Clear() || len(a.Outside) != 0 {
+		t.Errorf("a non-headline not_applicable stage: clear %v, outside %v", a.Clear(), a.Outside)
+	}
+}

@@ -14,6 +14,14 @@ const (
 	Fail Verdict = "fail"
 	// NotRun is never a pass: the reason says why it did not run.
 	NotRun Verdict = "not_run"
+	// NotApplicable is never a pass and never a fail: the stage is one
+	// the estate's shape cannot carry (a root of one object has no
+	// neighbour to keep through a removal), said with its reason. It is
+	// given only when no object of the root could carry the stage; a plan
+	// gauntlet merely could not derive is NotRun. A headline stage that
+	// is not applicable does not cost the run its clear, and proves no
+	// requirement.
+	NotApplicable Verdict = "not_applicable"
 	// Cancelled is the verdict of the stage a cancellation interrupted:
 	// the run was stopped, the engine was not found wanting.
 	Cancelled Verdict = "cancelled"
@@ -120,7 +128,7 @@ type Stage struct {
 	Duration     time.Duration `json:"duration_ns"`
 	// Detail is the paragraph the evidence page shows.
 	Detail string `json:"detail"`
-	// Reason says why a stage did not run.
+	// Reason says why a stage did not run, or why it is not applicable.
 	Reason string `json:"reason,omitempty"`
 	// Aborted is the machinery error that stopped a stage before its
 	// end: the checks it would have recorded after it did not run.

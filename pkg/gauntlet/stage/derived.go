@@ -12,10 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// NotApplicable is returned by a stage that cannot apply to this estate
-// (no derived plan fits its root): the stage is not_run with the reason,
-// never a pass.
-type NotApplicable struct{ Reason string }
+// NotApplicable is returned by a stage that does not apply to this estate,
+// with the reason. Shape says the root's shape cannot carry the stage: no
+// object of it could, every candidate searched (a root of one object has
+// no neighbour to keep through a removal); the stage is then
+// not_applicable, which costs the run no clear. Without Shape gauntlet
+// merely found no plan for it (the estate does not declare the section,
+// no candidate fit the derivation): the stage is not_run, never a pass.
+type NotApplicable struct {
+	Reason string
+	Shape  bool
+}
 
 func (n *NotApplicable) Error() string { return n.Reason }
 
@@ -114,8 +121,47 @@ func (r *Run) plans(ctx context.Context) (*derive.Plans, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.derived, r.Choices = p, choices
+	r.derived, r.Choices, r.derivedObjects = p, choices, len(in.Objects)
 	return p, nil
+}
+
+// notDerived is the NotApplicable of a stage for which the derivation
+// found no plan. A root with fewer objects than any plan of the stage
+// needs cannot carry it, whatever its objects are: that is its shape
+// (Shape, the stage is not_applicable). Otherwise the derivation's own
+// reason stands and the stage is not_run: another root of this size
+// might have had a candidate.
+func (r *Run) notDerived(p *derive.Plans, id string) *NotApplicable {
+	r.mu.Lock()
+	n := r.derivedObjects
+	r.mu.Unlock()
+	if least, why := leastObjects(id); n < least {
+		return &NotApplicable{Reason: fmt.Sprintf("the root has %s: %s", objectCount(n), why), Shape: true}
+	}
+	return &NotApplicable{Reason: p.Why[id]}
+}
+
+// leastObjects is how many kubernetes objects the root must hold for the
+// stage to mean anything, and why; 0 for a stage one object can carry.
+// Only what the stage asserts counts: a removal is about the neighbour it
+// keeps. That drift and plan approval derive their BREAK or their move
+// from a second object is gauntlet's way of doing them, not the estate's
+// shape, so a root of one object leaves them not_run.
+func leastObjects(id string) (int, string) {
+	if id == "day2_remove" {
+		return 2, "a removal needs another one kept through it, its uid and resourceVersion unchanged"
+	}
+	return 0, ""
+}
+
+func objectCount(n int) string {
+	switch n {
+	case 0:
+		return "no kubernetes object"
+	case 1:
+		return "one kubernetes object"
+	}
+	return fmt.Sprintf("%d kubernetes objects", n)
 }
 
 // driftPlan is estate.yaml's drift section, else the derived one.
@@ -128,7 +174,7 @@ func (r *Run) driftPlan(ctx context.Context) (*estate.Drift, error) {
 		return r.Spec.Drift, nil
 	}
 	if p.Drift == nil {
-		return nil, &NotApplicable{Reason: p.Why["drift_reconverge"]}
+		return nil, r.notDerived(p, "drift_reconverge")
 	}
 	r.mu.Lock()
 	tried := r.driftTried
@@ -240,7 +286,7 @@ func (r *Run) renamePlan(ctx context.Context) (*estate.Rename, error) {
 		return r.Spec.Rename, nil
 	}
 	if p.Rename == nil {
-		return nil, &NotApplicable{Reason: p.Why["day2_rename"]}
+		return nil, r.notDerived(p, "day2_rename")
 	}
 	return p.Rename, nil
 }
@@ -254,7 +300,7 @@ func (r *Run) removePlan(ctx context.Context) (*estate.Remove, error) {
 		return r.Spec.Remove, nil
 	}
 	if p.Remove == nil {
-		return nil, &NotApplicable{Reason: p.Why["day2_remove"]}
+		return nil, r.notDerived(p, "day2_remove")
 	}
 	return p.Remove, nil
 }
@@ -268,7 +314,7 @@ func (r *Run) approvalPlan(ctx context.Context) (*estate.PlanApproval, error) {
 		return r.Spec.PlanApproval, nil
 	}
 	if p.PlanApproval == nil {
-		return nil, &NotApplicable{Reason: p.Why["plan_approval"]}
+		return nil, r.notDerived(p, "plan_approval")
 	}
 	return p.PlanApproval, nil
 }

@@ -203,6 +203,9 @@ type Run struct {
 	// records are the records the last record-store check read, by side
 	// and root.
 	records map[string]recordsSeen
+	// derivedObjects is how many objects the derivation of the stage
+	// plans read (notDerived).
+	derivedObjects int
 }
 
 // Sides returns subject then oracle.

@@ -48,8 +48,8 @@ type Row struct {
 	Cells []Cell
 }
 
-// Cell is one table cell. Class colours it: pass, fail, notrun, new,
-// removed, shared, same, unsteady, or empty.
+// Cell is one table cell. Class colours it: pass, fail, notrun,
+// notapplicable, new, removed, shared, same, unsteady, or empty.
 type Cell struct {
 	Text, Class, Href, Title string
 	// Mark is a short badge after the text ("+req").

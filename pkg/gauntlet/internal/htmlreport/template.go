@@ -42,6 +42,7 @@ caption{caption-side:top;text-align:left;color:var(--muted);padding:0 0 6px}
 .pass{background:var(--rem-bg);color:var(--rem)}
 .fail{background:var(--new-bg);color:var(--new);font-weight:600}
 .notrun{background:var(--same-bg);color:var(--muted)}
+.notapplicable{background:var(--bg);color:var(--muted);font-style:italic}
 .mark{display:inline-block;margin-left:4px;padding:0 4px;border-radius:4px;background:var(--new);color:#fff;font-size:10px;font-weight:700}
 .legend{display:flex;flex-wrap:wrap;gap:6px;margin:10px 0 0;padding:0;list-style:none;font-size:12px}
 .legend li{padding:2px 8px;border-radius:5px}
