@@ -1,6 +1,7 @@
 package result
 
 import (
+	"errors"
 	"slices"
 	"strings"
 )
@@ -71,22 +72,24 @@ func (e *SideError) Error() string { return e.Side + ": " + e.Err.Error() }
 func (e *SideError) Unwrap() error { return e.Err }
 
 // StockAlone reports whether err, a stage's abort, came from the oracle's
-// side alone: every part of it is an oracle SideError. Stock could not
-// finish a step the engine under test finished, so the stage stops short
-// for stock's reason, not the engine's.
+// side alone: followed through every wrap and join, each branch ends in
+// an oracle SideError. Stock could not finish a step the engine under
+// test finished, so the stage stops short for stock's reason, not the
+// engine's.
 func StockAlone(err error) bool {
-	if err == nil {
+	switch e := err.(type) {
+	case nil:
 		return false
-	}
-	parts := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		parts = j.Unwrap()
-	}
-	for _, p := range parts {
-		se, ok := p.(*SideError)
-		if !ok || se.Side != "oracle" {
-			return false
+	case *SideError:
+		return e.Side == "oracle"
+	case interface{ Unwrap() []error }:
+		parts := e.Unwrap()
+		for _, p := range parts {
+			if !StockAlone(p) {
+				return false
+			}
 		}
+		return len(parts) > 0
 	}
-	return len(parts) > 0
+	return StockAlone(errors.Unwrap(err))
 }

@@ -20,10 +20,11 @@ func TestStockAlone(t *testing.T) {
 		t.Error("a subject finding, a measurement error or no finding is never stock's alone")
 	}
 	call := errors.New("terraform apply: exit status 1")
-	if !StockAlone(errors.Join(&SideError{Side: "oracle", Err: call})) || !StockAlone(&SideError{Side: "oracle", Err: call}) {
+	if !StockAlone(errors.Join(&SideError{Side: "oracle", Err: call})) || !StockAlone(&SideError{Side: "oracle", Err: call}) ||
+		!StockAlone(fmt.Errorf("import apply: %w", errors.Join(&SideError{Side: "oracle", Err: call}))) {
 		t.Error("an abort from the oracle's side alone")
 	}
-	if StockAlone(errors.Join(&SideError{Side: "oracle", Err: call}, &SideError{Side: "subject", Err: call})) || StockAlone(call) || StockAlone(fmt.Errorf("wrapped: %w", &SideError{Side: "oracle", Err: call})) || StockAlone(nil) {
+	if StockAlone(errors.Join(&SideError{Side: "oracle", Err: call}, &SideError{Side: "subject", Err: call})) || StockAlone(call) || StockAlone(errors.Join(&SideError{Side: "oracle", Err: call}, call)) || StockAlone(nil) {
 		t.Error("an abort with a subject part, or of no side, is not stock's alone")
 	}
 }
