@@ -247,7 +247,7 @@ func versionFindings(before, after map[string]string) error {
 	var fs []*result.Finding
 	for k, v := range before {
 		switch a := after[k]; {
-		case a == v:
+		case a == v, statusWrite(v, a):
 		case a == absent:
 			fs = append(fs, &result.Finding{Object: k, Field: fieldExists, Want: present, Got: absent})
 		default:
@@ -256,6 +256,22 @@ func versionFindings(before, after map[string]string) error {
 	}
 	sortFindings(fs)
 	return result.Findings(fs...)
+}
+
+// statusWrite reports whether two versions() readings of one object
+// differ by the resourceVersion alone - same uid, same content: a
+// controller wrote its status (a CRD's conditions, a recreated
+// Deployment's rollout), the estate's engine touched nothing.
+func statusWrite(before, after string) bool {
+	uid := func(v string) string { f := strings.Fields(v); return strings.Join(f[:min(2, len(f))], " ") }
+	content := func(v string) string {
+		_, c, ok := strings.Cut(v, " content ")
+		if !ok {
+			return ""
+		}
+		return c
+	}
+	return before != absent && after != absent && content(before) != "" && uid(before) == uid(after) && content(before) == content(after)
 }
 
 // versionPredict is a check finding o's uid or resourceVersion moved.

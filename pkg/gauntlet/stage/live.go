@@ -2,11 +2,15 @@ package stage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -427,9 +431,30 @@ func versions(ctx context.Context, s *Side, objs []Object) (map[string]string, e
 			out[o.Ref.String()] = absent
 			continue
 		}
-		out[o.Ref.String()] = "uid " + string(u.GetUID()) + " resourceVersion " + u.GetResourceVersion()
+		out[o.Ref.String()] = "uid " + string(u.GetUID()) + " resourceVersion " + u.GetResourceVersion() + " content " + contentDigest(u)
 	}
 	return out, nil
+}
+
+// contentDigest is a short digest of what an engine could change in u:
+// the object as it is compared (inventory.Normalize on one cluster: no
+// status, no versions, no field a controller writes) and the
+// managedFields entries of everyone but the control plane's own
+// controllers and status writers - so an engine that only takes over
+// fields still moves it. A resourceVersion that moved with the content
+// unchanged is a controller's status write, not a touch.
+func contentDigest(u *unstructured.Unstructured) string {
+	n := inventory.Normalize(u, inventory.SameCluster())
+	var mf []metav1.ManagedFieldsEntry
+	for _, e := range u.GetManagedFields() {
+		if e.Subresource == "status" || strings.HasPrefix(e.Manager, "kube-") {
+			continue
+		}
+		mf = append(mf, e)
+	}
+	b, _ := json.Marshal([]any{n.Object, mf})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:4])
 }
 
 // sameVersions names every object whose uid or resourceVersion moved.

@@ -84,3 +84,24 @@ func TestStockAloneCheckIsALimitation(t *testing.T) {
 		t.Error("a subject finding is the engine's fail")
 	}
 }
+
+// TestStatusWriteIsNoTouch: a resourceVersion that moved with the uid and
+// the content unchanged (a controller's status write) is no finding; a
+// moved content, a new uid or a gone object is.
+func TestStatusWriteIsNoTouch(t *testing.T) {
+	k := "CustomResourceDefinition ogmiosports.demeter.run"
+	before := map[string]string{k: "uid u1 resourceVersion 300 content aaaa"}
+	for _, c := range []struct {
+		after string
+		want  bool // a finding
+	}{
+		{"uid u1 resourceVersion 301 content aaaa", false},
+		{"uid u1 resourceVersion 301 content bbbb", true},
+		{"uid u2 resourceVersion 301 content aaaa", true},
+		{absent, true},
+	} {
+		if err := sameVersions(before, map[string]string{k: c.after}); (err != nil) != c.want {
+			t.Errorf("%s -> %s: finding %v, want %v", before[k], c.after, err, c.want)
+		}
+	}
+}
