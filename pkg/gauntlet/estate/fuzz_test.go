@@ -194,3 +194,23 @@ output "o" { value = file("${path.module}/../../files/b.sh") }
 		}
 	})
 }
+
+// A malformed resource address is an error, never a panic; one that
+// parses prints back as itself (the stages match the engine's own
+// addresses by that text).
+func FuzzParseAddress(f *testing.F) {
+	for _, s := range []string{`kubernetes_config_map_v1.a`, `x.y["k"]`, `x.y[0]`, `module.m["a"].module.n[1].t.r["x.y"]`, `module.m`, `a.b[`, `a.b["\""]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAddress(s)
+		if err != nil {
+			return
+		}
+		if got := a.String(); got != s {
+			if b, err := ParseAddress(got); err != nil || b.String() != got {
+				t.Errorf("%q parsed, printed %q, which does not parse back to itself (%v)", s, got, err)
+			}
+		}
+	})
+}
