@@ -118,23 +118,30 @@ func (s *Side) deleteAndWait(ctx context.Context, o estate.Object, bound time.Du
 	if err != nil {
 		return err
 	}
+	// The object deleted is this one, by uid: a controller that makes it
+	// again at once (a namespace's kube-root-ca.crt) makes another.
+	var uid types.UID
+	if u, err := s.Get(ctx, o); err == nil && u != nil {
+		uid = u.GetUID()
+	}
 	if err := ri.Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete %s on %s: %w", o, s.Name, err)
 	}
-	if err := s.waitGone(ctx, o, bound); err != nil {
+	if err := s.waitGone(ctx, o, uid, bound); err != nil {
 		return fmt.Errorf("delete %s on %s: %w", o, s.Name, err)
 	}
 	return nil
 }
 
-// waitGone waits, within bound, until an object is gone, and says what
-// keeps it when it does not go.
-func (s *Side) waitGone(ctx context.Context, o estate.Object, bound time.Duration) error {
+// waitGone waits, within bound, until an object is gone - absent, or
+// there under another uid than uid (made again by its controller) - and
+// says what keeps it when it does not go.
+func (s *Side) waitGone(ctx context.Context, o estate.Object, uid types.UID, bound time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	for {
 		u, err := s.Get(wctx, o)
-		if err == nil && u == nil {
+		if err == nil && (u == nil || (uid != "" && u.GetUID() != uid)) {
 			return nil
 		}
 		select {
@@ -314,7 +321,7 @@ func (s *Side) Recreate(ctx context.Context, o estate.Object, from *unstructured
 		if bound <= 0 {
 			bound = deleteWait
 		}
-		if err := s.waitGone(ctx, o, bound); err != nil {
+		if err := s.waitGone(ctx, o, old.GetUID(), bound); err != nil {
 			return fmt.Errorf("recreate %s on %s: the one terminating is %w", o, s.Name, err)
 		}
 		_, err = ri.Create(ctx, u, metav1.CreateOptions{})

@@ -178,3 +178,21 @@ func TestRecreateWaitsOutATerminatingObject(t *testing.T) {
 		t.Errorf("after Recreate: %v (%v)", u, err)
 	}
 }
+
+// An object its controller makes again at once under the same name (a
+// namespace's kube-root-ca.crt) is gone once the one deleted is: Delete
+// waits for that uid, not for the name to be free.
+func TestDeleteOfAnObjectMadeAgain(t *testing.T) {
+	cm := configMap(held)
+	cm.SetUID("first")
+	sd, _ := finalizingSide(t, cm)
+	client := sd.Dynamic.(*dynamicfake.FakeDynamicClient)
+	client.PrependReactor("delete", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		again := configMap(held)
+		again.SetUID("second")
+		return true, nil, client.Tracker().Update(configMaps, again, held.Namespace)
+	})
+	if err := sd.Delete(context.Background(), held); err != nil {
+		t.Fatalf("Delete of an object its controller makes again: %v", err)
+	}
+}
