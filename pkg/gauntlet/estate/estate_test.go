@@ -385,3 +385,28 @@ func TestFenceSection(t *testing.T) {
 		}
 	}
 }
+
+// A root in a module's examples/ calls the module at "../..": an edit to
+// the module's block is outside the root's folder, and Put undoes it all
+// the same (the remove stage's keep_block BREAK could not fail on such a
+// root, and the put-back after a failed stage left the block removed).
+func TestSavePutCoversModulesOutsideTheRoot(t *testing.T) {
+	top := t.TempDir()
+	r := &Root{Dir: filepath.Join(top, "examples", "default"), Main: "main.tf"}
+	os.MkdirAll(r.Dir, 0o755)
+	os.WriteFile(filepath.Join(r.Dir, "main.tf"), []byte("module \"m\" { source = \"../..\" }\n"), 0o644)
+	os.WriteFile(filepath.Join(top, "main.tf"), []byte(mainTF), 0o644)
+	saved, err := r.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "main.tf"), []byte("# the block removed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Put(saved); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(top, "main.tf")); string(b) != mainTF {
+		t.Errorf("the module file outside the root was not restored:\n%s", b)
+	}
+}

@@ -581,8 +581,13 @@ func (r *Root) Put(s Saved) error {
 	return nil
 }
 
+// eachTF calls f with every .tf file the root's configuration is made
+// of: those below its folder, and those of every local module folder it
+// calls outside it ("../..", the usual shape of a module's examples/),
+// followed call by call - a stage edits a module's block there, and Put
+// must undo that edit like one in the root's own files.
 func (r *Root) eachTF(f func(path string) error) error {
-	return filepath.WalkDir(r.Dir, func(p string, d os.DirEntry, err error) error {
+	if err := filepath.WalkDir(r.Dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -593,5 +598,67 @@ func (r *Root) eachTF(f func(path string) error) error {
 			return nil
 		}
 		return f(p)
-	})
+	}); err != nil {
+		return err
+	}
+	for _, dir := range outsideModuleDirs(r.Dir) {
+		m, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+		if err != nil {
+			return err
+		}
+		for _, p := range m {
+			if err := f(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// outsideModuleDirs are the folders of the local modules root calls,
+// directly or through other local modules, that lie outside root (each
+// once, sorted). A call it cannot read (a file that does not parse, a
+// source that is no literal local path) is not followed.
+func outsideModuleDirs(root string) []string {
+	seen := map[string]bool{filepath.Clean(root): true}
+	var out []string
+	var visit func(dir string)
+	visit = func(dir string) {
+		paths, err := rootFiles(dir)
+		if err != nil {
+			return
+		}
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
+			if diags.HasErrors() {
+				continue
+			}
+			for _, blk := range f.Body.(*hclsyntax.Body).Blocks {
+				a, ok := blk.Body.Attributes["source"]
+				if blk.Type != "module" || !ok {
+					continue
+				}
+				v, diags := a.Expr.Value(nil)
+				if diags.HasErrors() || v.Type() != cty.String || v.IsNull() || !LocalSource(v.AsString()) {
+					continue
+				}
+				next := filepath.Clean(filepath.Join(dir, filepath.FromSlash(v.AsString())))
+				if seen[next] {
+					continue
+				}
+				seen[next] = true
+				if rel, err := filepath.Rel(root, next); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+					out = append(out, next)
+				}
+				visit(next)
+			}
+		}
+	}
+	visit(root)
+	sort.Strings(out)
+	return out
 }
