@@ -73,18 +73,10 @@ resource "kubernetes_secret_v1" "db" {
 // token Secret's data and the password differed between clusters.
 func TestClusterWrittenFieldsPassColdDeploy(t *testing.T) {
 	res := runWrittenRoot(t, "cluster-written-fields", "Objects the cluster and a provider write", clusterWrittenRoot, "cold_deploy")
-	for _, st := range res.Stages {
-		if st.ID != "cold_deploy" {
-			continue
-		}
-		detail := stageLines(st)
-		if st.Verdict != result.Pass {
-			t.Fatalf("cold_deploy: %s %s\n%s", st.Verdict, st.Reason, strings.Join(detail, "\n"))
-		}
-		t.Logf("cold_deploy passed:\n%s", strings.Join(detail, "\n"))
-		return
+	st := stageOf(t, res, "cold_deploy")
+	if detail := stageLines(st); st.Verdict != result.Pass {
+		t.Fatalf("cold_deploy: %s %s\n%s", st.Verdict, st.Reason, strings.Join(detail, "\n"))
 	}
-	t.Fatal("no cold_deploy stage in the result")
 }
 
 // runWrittenRoot writes root as main.tf of an estate named name (in the
@@ -116,6 +108,18 @@ func runWrittenRoot(t *testing.T, name, title, root string, stages ...string) *r
 		t.Fatal(err)
 	}
 	return res
+}
+
+// stageOf is the stage id of res, failing the test when it is missing.
+func stageOf(t *testing.T, res *result.Run, id string) result.Stage {
+	t.Helper()
+	for _, st := range res.Stages {
+		if st.ID == id {
+			return st
+		}
+	}
+	t.Fatalf("no %s stage in the result", id)
+	return result.Stage{}
 }
 
 // stageLines is a stage's checks (with their findings) and BREAKs, a line
@@ -172,21 +176,12 @@ resource "kubernetes_config_map_v1" "consumer" {
 // name and failed: stock's Secret "absent" and both annotations differing.
 func TestFreshApplyMatchesStockByAddress(t *testing.T) {
 	res := runWrittenRoot(t, "fresh-names", "Names and annotations each apply makes anew", freshNamesRoot, "migrate", "greenfield")
-	for _, st := range res.Stages {
-		if st.ID == "day2_teardown" && st.Verdict != result.Pass {
-			t.Fatalf("day2_teardown: %s %s %s\n%s", st.Verdict, st.Detail, st.Aborted, strings.Join(stageLines(st), "\n"))
-		}
-		if st.ID != "greenfield" {
-			continue
-		}
-		detail := stageLines(st)
-		if st.Verdict != result.Pass {
-			t.Fatalf("greenfield: %s %s\n%s", st.Verdict, st.Reason, strings.Join(detail, "\n"))
-		}
-		t.Logf("greenfield passed:\n%s", strings.Join(detail, "\n"))
-		return
+	if st := stageOf(t, res, "day2_teardown"); st.Verdict != result.Pass {
+		t.Fatalf("day2_teardown: %s %s %s\n%s", st.Verdict, st.Detail, st.Aborted, strings.Join(stageLines(st), "\n"))
 	}
-	t.Fatal("no greenfield stage in the result")
+	if st := stageOf(t, res, "greenfield"); st.Verdict != result.Pass {
+		t.Fatalf("greenfield: %s %s\n%s", st.Verdict, st.Reason, strings.Join(stageLines(st), "\n"))
+	}
 }
 
 // unseenDriftRoot is a root written for this test whose best-ranked drift
@@ -231,19 +226,12 @@ resource "kubernetes_service_account_v1" "writer" {
 // was a limitation no engine could pass.
 func TestDerivedDriftIsOneStockSees(t *testing.T) {
 	res := runWrittenRoot(t, "unseen-drift", "A drift stock does not see, and two it does", unseenDriftRoot, "migrate", "drift_reconverge")
-	for _, st := range res.Stages {
-		if st.ID != "drift_reconverge" {
-			continue
-		}
-		if st.Verdict != result.Pass {
-			t.Fatalf("drift_reconverge: %s %s %s\n%s", st.Verdict, st.Reason, st.Detail, strings.Join(stageLines(st), "\n"))
-		}
-		for _, c := range res.Choices {
-			if c.Stage == "drift_reconverge" && (!strings.Contains(c.Why, "passed over because stock does not see it") || !strings.Contains(c.Why, "kubernetes_manifest.settings")) {
-				t.Errorf("the choice does not say the manifest's label was passed over: %s", c.Why)
-			}
-		}
-		return
+	if st := stageOf(t, res, "drift_reconverge"); st.Verdict != result.Pass {
+		t.Fatalf("drift_reconverge: %s %s %s\n%s", st.Verdict, st.Reason, st.Detail, strings.Join(stageLines(st), "\n"))
 	}
-	t.Fatal("no drift_reconverge stage in the result")
+	for _, c := range res.Choices {
+		if c.Stage == "drift_reconverge" && (!strings.Contains(c.Why, "passed over because stock does not see it") || !strings.Contains(c.Why, "kubernetes_manifest.settings")) {
+			t.Errorf("the choice does not say the manifest's label was passed over: %s", c.Why)
+		}
+	}
 }

@@ -309,32 +309,24 @@ func checkItem(c result.Check) string {
 // reason (the summary table cuts it to a line) and what it would have
 // verified; they have no section and no figures.
 func writeNotRun(b *strings.Builder, stages []result.Stage) {
-	var items []string
-	for _, s := range stages {
-		if s.Verdict != result.NotRun {
-			continue
-		}
-		parts := []string{sentence(reasonText(s.Reason))}
-		if d := sentence(s.Detail); d != "" {
-			parts = append(parts, d)
-		}
-		parts = append(parts, proofSentences(s)...)
-		items = append(items, "- "+prose(stageLabel(s)+": "+strings.Join(parts, " ")))
-	}
-	if len(items) == 0 {
-		return
-	}
-	b.WriteString("### Stages that did not run\n\n")
-	b.WriteString(strings.Join(items, "\n") + "\n\n")
+	writeStagesBy(b, stages, result.NotRun, "Stages that did not run", "")
 }
 
 // writeNotApplicable lists the stages the estate's shape cannot carry,
 // each with its whole reason and what it would have verified: none of
 // them is a pass, a fail or a proof, and none costs the run its clear.
 func writeNotApplicable(b *strings.Builder, stages []result.Stage) {
+	writeStagesBy(b, stages, result.NotApplicable, "Stages not applicable to this estate",
+		"The estate's shape cannot carry these stages: no object of its root could. They are neither passes nor fails, prove no requirement, and do not cost the run its clear.")
+}
+
+// writeStagesBy lists, under heading (and intro, if any), the stages of
+// verdict v, each with its whole reason, its detail and what it would
+// have verified.
+func writeStagesBy(b *strings.Builder, stages []result.Stage, v result.Verdict, heading, intro string) {
 	var items []string
 	for _, s := range stages {
-		if s.Verdict != result.NotApplicable {
+		if s.Verdict != v {
 			continue
 		}
 		parts := []string{sentence(reasonText(s.Reason))}
@@ -347,7 +339,9 @@ func writeNotApplicable(b *strings.Builder, stages []result.Stage) {
 	if len(items) == 0 {
 		return
 	}
-	b.WriteString("### Stages not applicable to this estate\n\n")
-	b.WriteString("The estate's shape cannot carry these stages: no object of its root could. They are neither passes nor fails, prove no requirement, and do not cost the run its clear.\n\n")
+	b.WriteString("### " + heading + "\n\n")
+	if intro != "" {
+		b.WriteString(intro + "\n\n")
+	}
 	b.WriteString(strings.Join(items, "\n") + "\n\n")
 }
