@@ -84,10 +84,18 @@ func TestClusterWrittenFieldsPassColdDeploy(t *testing.T) {
 // on the local substrate: for roots written for a test.
 func runWrittenRoot(t *testing.T, name, title, root string, stages ...string) *result.Run {
 	t.Helper()
+	return runWrittenEstate(t, name, title, root, "", stages...)
+}
+
+// runWrittenEstate is runWrittenRoot with sections added to estate.yaml
+// (a stage plan written by hand, say).
+func runWrittenEstate(t *testing.T, name, title, root, sections string, stages ...string) *result.Run {
+	t.Helper()
 	testenv.Toolchain(t) // fail early, naming the command, if the toolchain is missing
 	dir := t.TempDir()
 	est := filepath.Join(dir, name)
 	yaml := "apiVersion: gauntlet/v1\nname: " + name + "\ntitle: " + title + "\nfiles: [main.tf]\nnamespace: default\nwrites_into: [default]\n"
+	yaml += sections
 	if err := os.MkdirAll(est, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -39,8 +39,22 @@ resource "kubernetes_manifest" "cm2" {
 }
 `
 
+// sharedDriftSection writes the drift of sharedDriftRoot's labels by hand:
+// a derived drift is tried on stock first and passes these over (no
+// engine sees them), so only a written one measures what both engines do.
+const sharedDriftSection = `drift:
+  address: kubernetes_manifest.cm
+  object: {version: v1, kind: ConfigMap, namespace: default, name: shared-drift}
+  patch: '[{"op":"test","path":"/metadata/labels/tier","value":"probe"},{"op":"replace","path":"/metadata/labels/tier","value":"probe-tampered"}]'
+  field: metadata.labels.tier
+  want: probe
+  break:
+    object: {version: v1, kind: ConfigMap, namespace: default, name: shared-drift-2}
+    patch: '[{"op":"replace","path":"/metadata/labels/tier","value":"probe-tampered"}]'
+`
+
 // TestSharedDriftIsALimitation runs drift (and what it depends on) on the
-// local substrate over sharedDriftRoot. Both engines miss the tampered
+// local substrate over sharedDriftRoot, its drift written in estate.yaml. Both engines miss the tampered
 // label the same way, so drift must be a limitation - each failing check's
 // findings on both sides, and the run's assessment listing it among the
 // limitations, never among the engine's fails. Before the limitation
@@ -49,7 +63,7 @@ resource "kubernetes_manifest" "cm2" {
 // (measured: an apply and an empty plan on both sides), and the count
 // stage passes after it.
 func TestSharedDriftIsALimitation(t *testing.T) {
-	res := runWrittenRoot(t, "shared-drift", "A drift stock does not see either", sharedDriftRoot, "drift_reconverge", "day2_count")
+	res := runWrittenEstate(t, "shared-drift", "A drift stock does not see either", sharedDriftRoot, sharedDriftSection, "drift_reconverge", "day2_count")
 	var drift *result.Stage
 	var detail []string
 	for i, st := range res.Stages {
