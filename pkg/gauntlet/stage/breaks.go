@@ -163,8 +163,8 @@ func gather[T any](ctx context.Context, r *Run, f func(ctx context.Context, sd *
 }
 
 // versionsBoth reads the objects' uids and resourceVersions on both sides.
-func (r *Run) versionsBoth(ctx context.Context, objs []Object) (map[string]map[string]string, error) {
-	return gather(ctx, r, func(ctx context.Context, sd *Side) (map[string]string, error) {
+func (r *Run) versionsBoth(ctx context.Context, objs []Object) (map[string]objVersions, error) {
+	return gather(ctx, r, func(ctx context.Context, sd *Side) (objVersions, error) {
 		return versions(ctx, sd, r.onSide(sd, objs))
 	})
 }

@@ -63,7 +63,7 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		})
 	})
 	var mu sync.Mutex
-	lowBefore := map[string]map[string]string{}
+	lowBefore := map[string]objVersions{}
 	higherCopy := map[string]*unstructured.Unstructured{}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		v, err := versions(ctx, sd, []Object{s0})

@@ -242,36 +242,21 @@ func appliedPredict(addr, verb string) result.Prediction {
 }
 
 // versionFindings names every object whose uid or resourceVersion moved
-// between before and after (both from versions).
-func versionFindings(before, after map[string]string) error {
+// between before and after (both from versions); a resourceVersion a
+// controller's status write moved is no finding.
+func versionFindings(before, after objVersions) error {
 	var fs []*result.Finding
 	for k, v := range before {
 		switch a := after[k]; {
-		case a == v, statusWrite(v, a):
-		case a == absent:
+		case a == v, v.statusWrite(a):
+		case !a.Present:
 			fs = append(fs, &result.Finding{Object: k, Field: fieldExists, Want: present, Got: absent})
 		default:
-			fs = append(fs, &result.Finding{Object: k, Field: fieldVersion, Want: unchanged, Got: moved, Detail: v + " -> " + a})
+			fs = append(fs, &result.Finding{Object: k, Field: fieldVersion, Want: unchanged, Got: moved, Detail: v.String() + " -> " + a.String()})
 		}
 	}
 	sortFindings(fs)
 	return result.Findings(fs...)
-}
-
-// statusWrite reports whether two versions() readings of one object
-// differ by the resourceVersion alone - same uid, same content: a
-// controller wrote its status (a CRD's conditions, a recreated
-// Deployment's rollout), the estate's engine touched nothing.
-func statusWrite(before, after string) bool {
-	uid := func(v string) string { f := strings.Fields(v); return strings.Join(f[:min(2, len(f))], " ") }
-	content := func(v string) string {
-		_, c, ok := strings.Cut(v, " content ")
-		if !ok {
-			return ""
-		}
-		return c
-	}
-	return before != absent && after != absent && content(before) != "" && uid(before) == uid(after) && content(before) == content(after)
 }
 
 // versionPredict is a check finding o's uid or resourceVersion moved.

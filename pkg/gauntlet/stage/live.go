@@ -425,20 +425,46 @@ func (s *Side) restartPodsOf(ctx context.Context, namespace, account string) err
 	return nil
 }
 
-// versions reads each object's uid and resourceVersion, keyed by object:
-// an apply that promises to touch nothing leaves both as they were.
-func versions(ctx context.Context, s *Side, objs []Object) (map[string]string, error) {
-	out := map[string]string{}
+// objVersion is one object as versions reads it; the zero value is an
+// object that is not there.
+type objVersion struct {
+	Present                       bool
+	UID, ResourceVersion, Content string
+}
+
+func (v objVersion) String() string {
+	if !v.Present {
+		return absent
+	}
+	return "uid " + v.UID + " resourceVersion " + v.ResourceVersion + " content " + v.Content
+}
+
+// statusWrite reports whether after differs from v by the resourceVersion
+// alone - same uid, same content: a controller wrote its status (a CRD's
+// conditions, a recreated Deployment's rollout), the estate's engine
+// touched nothing.
+func (v objVersion) statusWrite(after objVersion) bool {
+	return v.Present && after.Present && v.UID == after.UID && v.Content == after.Content
+}
+
+// objVersions are objects' versions, keyed by object.
+type objVersions map[string]objVersion
+
+// versions reads each object's uid, resourceVersion and content digest,
+// keyed by object: an apply that promises to touch nothing leaves them as
+// they were.
+func versions(ctx context.Context, s *Side, objs []Object) (objVersions, error) {
+	out := objVersions{}
 	for _, o := range objs {
 		u, err := s.Get(ctx, o.Ref)
 		if err != nil {
 			return nil, measure(s, "read "+o.Ref.String(), err)
 		}
 		if u == nil {
-			out[o.Ref.String()] = absent
+			out[o.Ref.String()] = objVersion{}
 			continue
 		}
-		out[o.Ref.String()] = "uid " + string(u.GetUID()) + " resourceVersion " + u.GetResourceVersion() + " content " + contentDigest(u)
+		out[o.Ref.String()] = objVersion{Present: true, UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion(), Content: contentDigest(u)}
 	}
 	return out, nil
 }
@@ -465,4 +491,4 @@ func contentDigest(u *unstructured.Unstructured) string {
 }
 
 // sameVersions names every object whose uid or resourceVersion moved.
-func sameVersions(before, after map[string]string) error { return versionFindings(before, after) }
+func sameVersions(before, after objVersions) error { return versionFindings(before, after) }

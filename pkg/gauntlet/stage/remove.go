@@ -105,7 +105,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	destroyedOne := func(a engine.Applied) error { return actedExactly(a, map[string]string{rm.Address: "destruction"}) }
 	var mu sync.Mutex
 	copies := map[string]*unstructured.Unstructured{}
-	nb := map[string]map[string]string{}
+	nb := map[string]objVersions{}
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error {
 		u, err := sd.Get(ctx, rm.Object)
 		if err != nil || u == nil {

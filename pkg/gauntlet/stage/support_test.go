@@ -90,17 +90,20 @@ func TestStockAloneCheckIsALimitation(t *testing.T) {
 // moved content, a new uid or a gone object is.
 func TestStatusWriteIsNoTouch(t *testing.T) {
 	k := "CustomResourceDefinition ogmiosports.demeter.run"
-	before := map[string]string{k: "uid u1 resourceVersion 300 content aaaa"}
+	v := func(uid, rv, content string) objVersion {
+		return objVersion{Present: true, UID: uid, ResourceVersion: rv, Content: content}
+	}
+	before := objVersions{k: v("u1", "300", "aaaa")}
 	for _, c := range []struct {
-		after string
+		after objVersion
 		want  bool // a finding
 	}{
-		{"uid u1 resourceVersion 301 content aaaa", false},
-		{"uid u1 resourceVersion 301 content bbbb", true},
-		{"uid u2 resourceVersion 301 content aaaa", true},
-		{absent, true},
+		{v("u1", "301", "aaaa"), false},
+		{v("u1", "301", "bbbb"), true},
+		{v("u2", "301", "aaaa"), true},
+		{objVersion{}, true},
 	} {
-		if err := sameVersions(before, map[string]string{k: c.after}); (err != nil) != c.want {
+		if err := sameVersions(before, objVersions{k: c.after}); (err != nil) != c.want {
 			t.Errorf("%s -> %s: finding %v, want %v", before[k], c.after, err, c.want)
 		}
 	}
