@@ -74,14 +74,9 @@ func (r *Run) plans(ctx context.Context) (*derive.Plans, error) {
 	}
 	var choices []result.Choice
 	add := func(stage string, written bool, fields ...string) {
-		c := result.Choice{Stage: stage, Source: "derived", Why: p.Why[stage]}
+		c := result.Choice{Stage: stage, Source: "derived", Why: p.Why[stage], Fields: choiceFields(fields...)}
 		if written {
 			c.Source, c.Why = "estate.yaml", "written in estate.yaml"
-		}
-		for i := 0; i+1 < len(fields); i += 2 {
-			if fields[i+1] != "" {
-				c.Fields = append(c.Fields, result.Field{Name: fields[i], Value: fields[i+1]})
-			}
 		}
 		choices = append(choices, c)
 	}
@@ -235,7 +230,7 @@ func (r *Run) tryDrift(ctx context.Context, p *derive.Plans) (*estate.Drift, err
 	}
 	if len(seen) < 2 {
 		why := fmt.Sprintf("no drift derived that stock detects: of %d candidates tried on the oracle, %d made stock plan exactly its update (it needs two: one to drift, one for the BREAK)%s", len(p.DriftCandidates), len(seen), skipped)
-		r.noteChoice("drift_reconverge", why)
+		r.noteChoice("drift_reconverge", why, nil)
 		return nil, &NotApplicable{Reason: why}
 	}
 	d, why := derive.DriftOf(seen[0], seen[1])
@@ -252,9 +247,22 @@ func driftFields(d *estate.Drift) []string {
 		"want", d.Want, "patch", d.Patch, "break object", d.Break.Object.String(), "break patch", d.Break.Patch}
 }
 
-// noteChoice replaces the recorded reason of a derived stage plan and,
-// when d is not nil, its fields: the trial on stock chose again.
-func (r *Run) noteChoice(stage, why string, d ...*estate.Drift) {
+// choiceFields are a choice's fields from name, value pairs, leaving out
+// empty values.
+func choiceFields(pairs ...string) []result.Field {
+	var out []result.Field
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			out = append(out, result.Field{Name: pairs[i], Value: pairs[i+1]})
+		}
+	}
+	return out
+}
+
+// noteChoice replaces the recorded reason of a derived stage plan and its
+// fields: those of d, the plan the trial on stock chose, or none when it
+// chose none.
+func (r *Run) noteChoice(stage, why string, d *estate.Drift) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.Choices {
@@ -262,17 +270,9 @@ func (r *Run) noteChoice(stage, why string, d ...*estate.Drift) {
 		if c.Stage != stage || c.Source != "derived" {
 			continue
 		}
-		c.Why = why
-		if len(d) == 1 && d[0] != nil {
-			c.Fields = nil
-			f := driftFields(d[0])
-			for j := 0; j+1 < len(f); j += 2 {
-				if f[j+1] != "" {
-					c.Fields = append(c.Fields, result.Field{Name: f[j], Value: f[j+1]})
-				}
-			}
-		} else {
-			c.Fields = nil
+		c.Why, c.Fields = why, nil
+		if d != nil {
+			c.Fields = choiceFields(driftFields(d)...)
 		}
 	}
 }

@@ -113,18 +113,21 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	for _, o := range fresh {
 		gotRefs = append(gotRefs, refOf(o))
 	}
+	read := func(ctx context.Context) (inventory.Inventory, error) {
+		return inventory.Read(ctx, r.Subject.Cluster.RESTConfig(), inventory.Selection{Refs: gotRefs})
+	}
 	match := func(ctx context.Context) (error, error) {
-		got, err := inventory.Read(ctx, r.Subject.Cluster.RESTConfig(), inventory.Selection{Refs: gotRefs})
+		got, err := read(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return inventoryFindings(inventory.Compare(*want, got, opts...)), nil
 	}
-	m, err := match(ctx)
+	got, err := read(ctx)
 	if err != nil {
 		return err
 	}
-	rec.Check(matches, m, fmt.Sprintf("%d objects", len(want.Objects)))
+	rec.Check(matches, inventoryFindings(inventory.Compare(*want, got, opts...)), fmt.Sprintf("%d objects", len(want.Objects)))
 	// Greenfield runs on the subject alone (the oracle's cold deploy is
 	// the reference), so its BREAKs run there alone.
 	// The victim is the fresh apply's own object of the address stock's
@@ -146,13 +149,11 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 	// Not an object whose resource version another one copies: its label
 	// and unlabel would move what the configuration reads, and the replan
 	// would update the reader (a victim whose undo leaves the world moved).
-	if live, err := inventory.Read(ctx, r.Subject.Cluster.RESTConfig(), inventory.Selection{Refs: gotRefs}); err == nil {
-		if refd := inventory.VersionReferenced(live.Objects); refd[refOf(*vObj)] {
-			for i := len(fresh) - 1; i >= 0; i-- {
-				if !refd[refOf(fresh[i])] {
-					vObj = &fresh[i]
-					break
-				}
+	if refd := inventory.VersionReferenced(got.Objects); refd[refOf(*vObj)] {
+		for i := len(fresh) - 1; i >= 0; i-- {
+			if !refd[refOf(fresh[i])] {
+				vObj = &fresh[i]
+				break
 			}
 		}
 	}
@@ -169,18 +170,16 @@ func (s *greenfieldStage) Run(ctx context.Context, r *Run, rec *Recorder) error 
 		return err
 	}
 	rec.Check(next, empty(p), p.Counts.String())
-	{
-		r.breakSubject(ctx, rec, Breaking{Name: "delete_before_replan", Corruption: "deletes " + victim.String() + " out of band before the plan",
-			Victim: vObj.Address, Covers: []string{next}, Predict: []result.Prediction{planPredict(vObj.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
-			return sd.deleted(ctx, victim, func() (Measured, error) {
-				p, err := ws.Plan(ctx, planDefaults())
-				if err != nil {
-					return nil, err
-				}
-				return one(next, empty(p)), nil
-			})
+	r.breakSubject(ctx, rec, Breaking{Name: "delete_before_replan", Corruption: "deletes " + victim.String() + " out of band before the plan",
+		Victim: vObj.Address, Covers: []string{next}, Predict: []result.Prediction{planPredict(vObj.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		return sd.deleted(ctx, victim, func() (Measured, error) {
+			p, err := ws.Plan(ctx, planDefaults())
+			if err != nil {
+				return nil, err
+			}
+			return one(next, empty(p)), nil
 		})
-	}
+	})
 	saved := r.Objects
 	r.Objects = r.coldObjects
 	r.availability(ctx, rec, "after the greenfield apply")

@@ -54,18 +54,11 @@ func (r *Run) onSide(sd *Side, objs []Object) []Object {
 // state address, and each side's provider-generated values matched with
 // its own state rather than with the other cluster.
 func (r *Run) acrossClusters(sd *Side, objs []Object) []inventory.Option {
-	ids := func(objs []Object) map[inventory.Ref]string {
-		m := make(map[inventory.Ref]string, len(objs))
-		for _, o := range objs {
-			m[refOf(o)] = o.Address
-		}
-		return m
-	}
-	want := ids(r.onSide(r.Oracle, objs))
+	want := addressesByRef(r.onSide(r.Oracle, objs))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return []inventory.Option{
-		inventory.PairBy(want, ids(objs)),
+		inventory.PairBy(want, addressesByRef(objs)),
 		inventory.Generated(r.generated["oracle"], r.generated[sd.Name]),
 	}
 }
@@ -75,17 +68,19 @@ func (r *Run) acrossClusters(sd *Side, objs []Object) []inventory.Option {
 // oracle's cold deploy by state address, generated values matched with
 // that state's.
 func (r *Run) freshAcrossClusters(objs []Object, gen map[string]string) []inventory.Option {
-	got := make(map[inventory.Ref]string, len(objs))
-	for _, o := range objs {
-		got[refOf(o)] = o.Address
-	}
-	want := map[inventory.Ref]string{}
-	for _, o := range r.onSide(r.Oracle, r.coldObjects) {
-		want[refOf(o)] = o.Address
-	}
+	want := addressesByRef(r.onSide(r.Oracle, r.coldObjects))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return []inventory.Option{inventory.PairBy(want, got), inventory.Generated(r.generated["oracle"], gen)}
+	return []inventory.Option{inventory.PairBy(want, addressesByRef(objs)), inventory.Generated(r.generated["oracle"], gen)}
+}
+
+// addressesByRef maps each object to its state address, for PairBy.
+func addressesByRef(objs []Object) map[inventory.Ref]string {
+	m := make(map[inventory.Ref]string, len(objs))
+	for _, o := range objs {
+		m[refOf(o)] = o.Address
+	}
+	return m
 }
 
 // generatedAttributes are, by resource type, the attributes a provider
