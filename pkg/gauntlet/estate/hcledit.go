@@ -121,40 +121,60 @@ func (r *Root) ModuleDir(calls []Call) (string, error) {
 
 // moduleSource is the local source of module call name in folder dir.
 func moduleSource(dir, name string) (string, error) {
-	paths, err := rootFiles(dir)
+	calls, err := moduleCalls(dir)
 	if err != nil {
 		return "", err
 	}
 	var found []string
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return "", err
+	for _, c := range calls {
+		if c.name != name {
+			continue
 		}
-		f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
-		if diags.HasErrors() {
-			return "", fmt.Errorf("parse %s: %s", p, diags.Error())
+		if !LocalSource(c.source) {
+			return "", fmt.Errorf("module %q in %s: source %q is not a local path written as a literal", name, dir, c.source)
 		}
-		for _, blk := range f.Body.(*hclsyntax.Body).Blocks {
-			if blk.Type != "module" || len(blk.Labels) != 1 || blk.Labels[0] != name {
-				continue
-			}
-			src := ""
-			if a, ok := blk.Body.Attributes["source"]; ok {
-				if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && !v.IsNull() {
-					src = v.AsString()
-				}
-			}
-			if !LocalSource(src) {
-				return "", fmt.Errorf("module %q in %s: source %q is not a local path written as a literal", name, dir, src)
-			}
-			found = append(found, src)
-		}
+		found = append(found, c.source)
 	}
 	if len(found) != 1 {
 		return "", fmt.Errorf("%d module calls %q in %s, want 1", len(found), name, dir)
 	}
 	return found[0], nil
+}
+
+// moduleCall is a module block of a folder: its name and its source
+// when written as a literal string ("" otherwise).
+type moduleCall struct{ name, source string }
+
+// moduleCalls reads the module blocks of folder dir's own .tf files.
+func moduleCalls(dir string) ([]moduleCall, error) {
+	paths, err := rootFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []moduleCall
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("parse %s: %s", p, diags.Error())
+		}
+		for _, blk := range f.Body.(*hclsyntax.Body).Blocks {
+			if blk.Type != "module" || len(blk.Labels) != 1 {
+				continue
+			}
+			c := moduleCall{name: blk.Labels[0]}
+			if a, ok := blk.Body.Attributes["source"]; ok {
+				if v, diags := a.Expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && !v.IsNull() {
+					c.source = v.AsString()
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // LocalSource reports whether a module source is a local path.
@@ -617,45 +637,30 @@ func (r *Root) eachTF(f func(path string) error) error {
 
 // outsideModuleDirs are the folders of the local modules root calls,
 // directly or through other local modules, that lie outside root (each
-// once, sorted). A call it cannot read (a file that does not parse, a
-// source that is no literal local path) is not followed.
+// once, sorted). A folder it cannot read (a file that does not parse) is
+// not followed, nor a source that is no literal local path.
 func outsideModuleDirs(root string) []string {
 	seen := map[string]bool{filepath.Clean(root): true}
 	var out []string
 	var visit func(dir string)
 	visit = func(dir string) {
-		paths, err := rootFiles(dir)
+		calls, err := moduleCalls(dir)
 		if err != nil {
 			return
 		}
-		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
+		for _, c := range calls {
+			if !LocalSource(c.source) {
 				continue
 			}
-			f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
-			if diags.HasErrors() {
+			next := filepath.Clean(filepath.Join(dir, filepath.FromSlash(c.source)))
+			if seen[next] {
 				continue
 			}
-			for _, blk := range f.Body.(*hclsyntax.Body).Blocks {
-				a, ok := blk.Body.Attributes["source"]
-				if blk.Type != "module" || !ok {
-					continue
-				}
-				v, diags := a.Expr.Value(nil)
-				if diags.HasErrors() || v.Type() != cty.String || v.IsNull() || !LocalSource(v.AsString()) {
-					continue
-				}
-				next := filepath.Clean(filepath.Join(dir, filepath.FromSlash(v.AsString())))
-				if seen[next] {
-					continue
-				}
-				seen[next] = true
-				if rel, err := filepath.Rel(root, next); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-					out = append(out, next)
-				}
-				visit(next)
+			seen[next] = true
+			if rel, err := filepath.Rel(root, next); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				out = append(out, next)
 			}
+			visit(next)
 		}
 	}
 	visit(root)
