@@ -387,12 +387,7 @@ func mapField(prefix, key string) string {
 
 // LabelField is the field path of a label, as the drift stage reads it:
 // metadata.labels.app, or metadata.labels["app.kubernetes.io/name"].
-func LabelField(key string) string {
-	if plainKey.MatchString(key) {
-		return "metadata.labels." + key
-	}
-	return `metadata.labels["` + key + `"]`
-}
+func LabelField(key string) string { return mapField("metadata.labels", key) }
 
 func (p *Plans) rename(cands []cand, excluded map[string]bool) {
 	var best *cand
