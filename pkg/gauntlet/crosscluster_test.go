@@ -91,6 +91,13 @@ func runWrittenRoot(t *testing.T, name, title, root string, stages ...string) *r
 // (a stage plan written by hand, say).
 func runWrittenEstate(t *testing.T, name, title, root, sections string, stages ...string) *result.Run {
 	t.Helper()
+	return runWrittenEstateWith(t, name, title, root, sections, stages)
+}
+
+// runWrittenEstateWith is runWrittenEstate with the caller's options
+// added.
+func runWrittenEstateWith(t *testing.T, name, title, root, sections string, stages []string, opts ...gauntlet.Option) *result.Run {
+	t.Helper()
 	testenv.Toolchain(t) // fail early, naming the command, if the toolchain is missing
 	dir := t.TempDir()
 	est := filepath.Join(dir, name)
@@ -110,8 +117,9 @@ func runWrittenEstate(t *testing.T, name, title, root, sections string, stages .
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	res, err := gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages(stages...),
-		gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()), gauntlet.WithLogger(testenv.Logger(t)))
+	opts = append([]gauntlet.Option{gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages(stages...),
+		gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()), gauntlet.WithLogger(testenv.Logger(t))}, opts...)
+	res, err := gauntlet.Run(ctx, s, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

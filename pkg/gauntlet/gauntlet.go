@@ -10,6 +10,7 @@ package gauntlet
 import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
 
 // Option configures Run.
@@ -38,7 +39,12 @@ type options struct {
 	stopAfter   func(result.Stage) bool
 	sabotage    bool
 	oracleTape  *OracleTape
+	stages      *stage.Registry
 }
+
+// WithRegistry runs the stages of g instead of the gauntlet's own
+// (stage.Default): a caller's own stages registered after them, say.
+func WithRegistry(g *stage.Registry) Option { return optionFunc(func(o *options) { o.stages = g }) }
 
 // WithSubstrate picks the cluster provider: "local" (default), "kind" or
 // "kubeconfig" (see WithKubeconfigs).

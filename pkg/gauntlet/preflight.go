@@ -31,12 +31,12 @@ type preflight struct {
 }
 
 func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, error) {
-	if err := knownStages(spec); err != nil {
+	if err := knownStages(spec, o.stages); err != nil {
 		return nil, err
 	}
 	for _, id := range o.only {
-		if !stage.Known(id) {
-			return nil, fmt.Errorf("unknown stage %q (stages: %s)", id, strings.Join(stage.Canonical(), ", "))
+		if !o.stages.Known(id) {
+			return nil, fmt.Errorf("unknown stage %q (stages: %s)", id, strings.Join(o.stages.IDs(), ", "))
 		}
 	}
 	switch o.substrate {
@@ -168,14 +168,14 @@ func materials(fetched []estate.Fetched, substrate, kubeconfig string, pins *too
 // estate package cannot ask the stages (they import it), so the loader
 // takes any key and this is where a typo is caught: a finding for a stage
 // that does not exist would otherwise be silently never checked.
-func knownStages(spec *estate.Spec) error {
+func knownStages(spec *estate.Spec, stages *stage.Registry) error {
 	for _, sec := range []struct {
 		key string
 		ids map[string]string
 	}{{"skip", spec.Skip}, {"findings", spec.Findings}} {
 		for _, id := range slices.Sorted(maps.Keys(sec.ids)) {
-			if !stage.Known(id) {
-				return fmt.Errorf("estate %s: %s names unknown stage %q (stages: %s)", spec.Name, sec.key, id, strings.Join(stage.Canonical(), ", "))
+			if !stages.Known(id) {
+				return fmt.Errorf("estate %s: %s names unknown stage %q (stages: %s)", spec.Name, sec.key, id, strings.Join(stages.IDs(), ", "))
 			}
 		}
 	}

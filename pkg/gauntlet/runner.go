@@ -45,7 +45,7 @@ import (
 // for runs that could not happen; a run whose stages fail returns its
 // result with ExitCode 1 and a nil error.
 func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Run, err error) {
-	o := &options{substrate: "local", logger: log.Discard()}
+	o := &options{substrate: "local", logger: log.Discard(), stages: stage.Default()}
 	for _, opt := range opts {
 		opt.apply(o)
 	}
@@ -209,9 +209,10 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		// Stopped before the first stage: a cancelled run, not a broken one.
 		res.Cancelled = cancellation(ctx, "")
 		o.logger.Infof("cancelled (%s) before the first stage: %v", res.Cancelled.Signal, err)
-		for _, st := range stage.All() {
-			res.Stages = append(res.Stages, result.Stage{ID: st.ID(), Title: st.Title(), Headline: st.Headline(),
-				Requirements: st.Requirements(), Verdict: result.NotRun, Reason: cancelledReason})
+		for _, st := range o.stages.Stages() {
+			in := st.Info()
+			res.Stages = append(res.Stages, result.Stage{ID: in.ID, Title: in.Title, Headline: in.Headline,
+				Requirements: in.AllRequirements(), Verdict: result.NotRun, Reason: cancelledReason, Cause: result.CauseCancelled})
 		}
 		res.Duration = time.Since(start)
 		res.ExitCode = cancelExitCode(ctx)
@@ -485,48 +486,49 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 	verdicts := map[string]result.Verdict{}
 	byID := map[string]result.Stage{}
 	stopped, notBack := "", ""
-	for _, st := range stage.All() {
-		sr := result.Stage{ID: st.ID(), Title: st.Title(), Headline: stage.HeadlineIn(st, r), Requirements: stage.RequirementsIn(st, r)}
-		reason := notRunReason(st, r, verdicts, o, res.Cancelled != nil)
-		if reason == "" && stopped != "" {
-			reason = "stopped early after " + stopped
+	for _, st := range o.stages.Stages() {
+		in := st.Info()
+		sr := result.Stage{ID: in.ID, Title: in.Title, Headline: in.HeadlineIn(r), Requirements: in.RequirementsIn(r)}
+		nr := notRunReason(in, r, verdicts, o, res.Cancelled != nil)
+		if nr.reason == "" && stopped != "" {
+			nr = notRun{result.CauseStopped, "stopped early after " + stopped, ""}
 		}
-		if reason == "" && notBack != "" && actsOnDeployed(st.ID()) {
-			reason = notBack
+		if nr.reason == "" && notBack != "" && actsOnDeployed(o.stages, in.ID) {
+			nr = notRun{result.CauseStopped, notBack, ""}
 		}
 		switch {
-		case reason != "":
-			sr.Verdict, sr.Reason = result.NotRun, reason
-			o.logger.Infof("stage %-20s not run: %s", st.ID(), reason)
+		case nr.reason != "":
+			sr.Verdict, sr.Reason, sr.Cause, sr.BlockedBy = result.NotRun, nr.reason, nr.cause, nr.blockedBy
+			o.logger.Infof("stage %-20s not run: %s", in.ID, nr.reason)
 		case ctx.Err() != nil:
 			// Stopped between two stages: this one was next.
-			res.Cancelled = cancellation(ctx, st.ID())
+			res.Cancelled = cancellation(ctx, in.ID)
 			sr.Verdict = result.Cancelled
 			sr.Detail = fmt.Sprintf("Cancelled by %s before it started.", res.Cancelled.Signal)
 		default:
 			cp, cpErr := r.Checkpoint()
 			sr = runOne(ctx, st, r, sr, o, plans)
-			if why := returnAfterFailure(ctx, r, st.ID(), &sr, cp, cpErr, o); why != "" {
+			if why := returnAfterFailure(ctx, r, in.ID, &sr, cp, cpErr, o); why != "" {
 				notBack = why
 			}
 			if ctx.Err() != nil {
-				res.Cancelled = cancellation(ctx, st.ID())
+				res.Cancelled = cancellation(ctx, in.ID)
 				sr.Verdict = result.Cancelled
 				sr.Detail = strings.TrimSpace(fmt.Sprintf("Cancelled by %s after %s; it had recorded: %s",
 					res.Cancelled.Signal, sr.Duration.Round(100*time.Millisecond), orNothing(sr.Detail)))
 			}
 		}
 		if sr.Verdict == result.Cancelled {
-			o.logger.Infof("stage %-20s cancelled (%s): the remaining stages do not run", st.ID(), res.Cancelled.Signal)
+			o.logger.Infof("stage %-20s cancelled (%s): the remaining stages do not run", in.ID, res.Cancelled.Signal)
 		}
-		verdicts[st.ID()] = sr.Verdict
-		byID[st.ID()] = sr
+		verdicts[in.ID] = sr.Verdict
+		byID[in.ID] = sr
 		if stopped == "" && sr.Verdict != result.NotRun && sr.Verdict != result.NotApplicable && o.stopAfter != nil && o.stopAfter(sr) {
-			stopped = st.ID()
+			stopped = in.ID
 		}
-		res.RunOrder = append(res.RunOrder, st.ID())
+		res.RunOrder = append(res.RunOrder, in.ID)
 	}
-	for _, id := range stage.Canonical() {
+	for _, id := range o.stages.Shown() {
 		if sr, ok := byID[id]; ok {
 			res.Stages = append(res.Stages, sr)
 		}
@@ -541,7 +543,7 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 // deployed estate are followed this way; a sabotaged run's stages fail by
 // design over an untouched world, so it is not.
 func returnAfterFailure(ctx context.Context, r *stage.Run, id string, sr *result.Stage, cp *stage.Checkpoint, cpErr error, o *options) string {
-	if (sr.Verdict != result.Fail && sr.Verdict != result.Limitation) || o.sabotage || ctx.Err() != nil || !actsOnDeployed(id) ||
+	if (sr.Verdict != result.Fail && sr.Verdict != result.Limitation) || o.sabotage || ctx.Err() != nil || !actsOnDeployed(o.stages, id) ||
 		(o.stopAfter != nil && o.stopAfter(*sr)) {
 		return ""
 	}
@@ -564,13 +566,9 @@ func returnAfterFailure(ctx context.Context, r *stage.Run, id string, sr *result
 // actsOnDeployed says whether a stage acts on the deployed estate between
 // migrate and the teardown: the stages one failure could leave a changed
 // world to.
-func actsOnDeployed(id string) bool {
-	order := stage.All()
-	at := func(id string) int {
-		return slices.IndexFunc(order, func(s stage.Stage) bool { return s.ID() == id })
-	}
-	i := at(id)
-	return i > at("migrate") && i < at("day2_teardown")
+func actsOnDeployed(g *stage.Registry, id string) bool {
+	i := g.Index(id)
+	return i > g.Index("migrate") && i < g.Index("day2_teardown")
 }
 
 // cancelledReason is the reason of every stage a cancellation kept from
@@ -632,62 +630,44 @@ func cancelExitCode(ctx context.Context) int {
 // cannot) and says "cancelled" for the rest. What the estate asks for
 // comes before what the engine can do, so the reason a stage is not run
 // for this estate is the same on every engine.
-func notRunReason(st stage.Stage, r *stage.Run, verdicts map[string]result.Verdict, o *options, cancelled bool) string {
-	if why, ok := r.Spec.Skip[st.ID()]; ok {
-		return "the estate skips it: " + why
+func notRunReason(in stage.Info, r *stage.Run, verdicts map[string]result.Verdict, o *options, cancelled bool) notRun {
+	if why, ok := r.Spec.Skip[in.ID]; ok {
+		return notRun{result.CauseSkipped, "the estate skips it: " + why, ""}
 	}
-	if len(o.only) > 0 && !slices.Contains(o.only, st.ID()) && !needed(st.ID(), o.only) {
-		return "not selected for this run"
+	if len(o.only) > 0 && !slices.Contains(o.only, in.ID) && !o.stages.DependsOn(in.ID, o.only) {
+		return notRun{result.CauseNotSelected, "not selected for this run", ""}
 	}
-	if d, ok := st.(stage.Declared); ok {
-		if why := d.Undeclared(r); why != "" {
-			return why
-		}
+	if why := in.Undeclared(r.Spec); why != "" {
+		return notRun{result.CauseUndeclared, why, ""}
 	}
 	prof := r.Subject.Engine.Engine.Profile
-	for _, c := range st.Needs() {
+	for _, c := range in.Needs {
 		if !prof.Has(c) {
-			return prof.Needs(c)
+			return notRun{result.CauseCapability, prof.Needs(c), ""}
 		}
 	}
 	if cancelled {
-		return cancelledReason
+		return notRun{result.CauseCancelled, cancelledReason, ""}
 	}
-	for _, dep := range st.After() {
+	for _, dep := range in.After {
 		if v := verdicts[dep]; v != result.Pass && !(o.sabotage && v == result.Fail) {
-			return fmt.Sprintf("%s did not pass (%s)", dep, v)
+			return notRun{result.CauseBlocked, fmt.Sprintf("%s did not pass (%s)", dep, v), dep}
 		}
 	}
-	return ""
+	return notRun{}
 }
 
-// needed reports whether a stage is a dependency of a selected one.
-func needed(id string, only []string) bool {
-	deps := map[string][]string{}
-	for _, st := range stage.All() {
-		deps[st.ID()] = st.After()
-	}
-	var walk func(string) bool
-	walk = func(s string) bool {
-		for _, d := range deps[s] {
-			if d == id || walk(d) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, s := range only {
-		if walk(s) {
-			return true
-		}
-	}
-	return false
+// notRun is why a stage does not run: empty reason when it runs.
+type notRun struct {
+	cause     result.Cause
+	reason    string
+	blockedBy string
 }
 
 func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, o *options, plans *planTally) (out result.Stage) {
-	o.logger.Infof("stage %-20s started", st.ID())
+	o.logger.Infof("stage %-20s started", st.Info().ID)
 	if r.Oracle.Tape != nil {
-		r.Oracle.Tape.Scope(st.ID())
+		r.Oracle.Tape.Scope(st.Info().ID)
 	}
 	rec := stage.NewRecorder()
 	calls0 := [2]int{r.Subject.Calls(), r.Oracle.Calls()}
@@ -736,7 +716,7 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 	}
 	if v, reason, ok := notApplicable(err); ok {
 		sr.Verdict, sr.Reason = v, reason
-		o.logger.Infof("stage %-20s %s: %s", st.ID(), strings.ReplaceAll(string(v), "_", " "), reason)
+		o.logger.Infof("stage %-20s %s: %s", st.Info().ID, strings.ReplaceAll(string(v), "_", " "), reason)
 		return sr
 	}
 	switch {
@@ -758,7 +738,7 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		sr.Verdict = result.Pass
 	}
 	if ctx.Err() == nil { // else runStages says it was cancelled
-		o.logger.Infof("stage %-20s %s in %s", st.ID(), sr.Verdict, sr.Duration.Round(100*time.Millisecond))
+		o.logger.Infof("stage %-20s %s in %s", st.Info().ID, sr.Verdict, sr.Duration.Round(100*time.Millisecond))
 	}
 	return sr
 }

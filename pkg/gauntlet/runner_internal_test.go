@@ -63,11 +63,15 @@ func TestCancellationNamesWhatStoppedTheRun(t *testing.T) {
 func TestMissingCapabilityIsNotRunWithItsRelease(t *testing.T) {
 	old := engine.Profile{Name: "terraform", Version: "1.4.6", Capabilities: engine.StockCapabilities("terraform", "1.4.6")}
 	r := &stage.Run{Spec: &estate.Spec{}, Subject: &stage.Side{Engine: &engine.Workspace{Engine: &engine.Engine{Profile: old}}}}
-	for _, st := range stage.All() {
-		if st.ID() != "test_plan" {
+	for _, st := range stage.Default().Stages() {
+		if st.Info().ID != "test_plan" {
 			continue
 		}
-		got := notRunReason(st, r, map[string]result.Verdict{"migrate": result.Pass}, &options{}, false)
+		nr := notRunReason(st.Info(), r, map[string]result.Verdict{"migrate": result.Pass}, &options{stages: stage.Default()}, false)
+		got := nr.reason
+		if nr.cause != result.CauseCapability {
+			t.Errorf("test_plan on terraform 1.4.6: cause %q, want %q", nr.cause, result.CauseCapability)
+		}
 		for _, want := range []string{"needs import blocks", "since terraform 1.5.0", "this is terraform 1.4.6"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("test_plan on terraform 1.4.6: %q, want it to contain %q", got, want)
@@ -83,24 +87,21 @@ func TestMissingCapabilityIsNotRunWithItsRelease(t *testing.T) {
 // capabilities as on one that has them, so a matrix shows no change
 // between versions where the estate asked for nothing.
 func TestUndeclaredStageIsNotRunForTheEstateOnEveryEngine(t *testing.T) {
-	var ho stage.Stage
-	for _, st := range stage.All() {
-		if st.ID() == "handoff" {
-			ho = st
-		}
-	}
-	if ho == nil {
+	st, ok := stage.Default().Lookup("handoff")
+	if !ok {
 		t.Fatal("no handoff stage")
 	}
+	ho := st.Info()
+	o := &options{stages: stage.Default()}
 	passed := map[string]result.Verdict{"migrate": result.Pass}
 	for _, v := range []string{"1.5.7", "1.11.4"} {
 		p := engine.Profile{Name: "terraform", Version: v, Capabilities: engine.StockCapabilities("terraform", v)}
 		r := &stage.Run{Spec: &estate.Spec{}, Subject: &stage.Side{Engine: &engine.Workspace{Engine: &engine.Engine{Profile: p}}}}
-		if got := notRunReason(ho, r, passed, &options{}, false); !strings.Contains(got, "declares no handoff") {
-			t.Errorf("handoff on terraform %s for an estate without one: %q, want it to say the estate declares no handoff", v, got)
+		if got := notRunReason(ho, r, passed, o, false); !strings.Contains(got.reason, "declares no handoff") || got.cause != result.CauseUndeclared {
+			t.Errorf("handoff on terraform %s for an estate without one: %q (%s), want it to say the estate declares no handoff", v, got.reason, got.cause)
 		}
 		r.Spec.Handoff = &estate.Handoff{}
-		got := notRunReason(ho, r, passed, &options{}, false)
+		got := notRunReason(ho, r, passed, o, false).reason
 		if want := v == "1.5.7"; strings.Contains(got, "needs removed blocks") != want {
 			t.Errorf("handoff on terraform %s for an estate with one: %q, want the missing capability named: %v", v, got, want)
 		}
@@ -138,8 +139,8 @@ func TestAShapeTheRootCannotCarryIsNotApplicable(t *testing.T) {
 	}
 	// A section the estate does not declare is not its shape: the fence
 	// stage of an estate without one stays not_run.
-	for _, st := range stage.All() {
-		if st.ID() != "fence" {
+	for _, st := range stage.Default().Stages() {
+		if st.Info().ID != "fence" {
 			continue
 		}
 		err := st.Run(context.Background(), &stage.Run{Spec: &estate.Spec{}}, stage.NewRecorder())

@@ -189,8 +189,8 @@ func (rc *recording) record(ctx context.Context, res *result.Run, page ...eviden
 // stageClaims maps each stage to the requirements it verifies.
 func stageClaims() map[string][]string {
 	claims := map[string][]string{}
-	for _, s := range stage.All() {
-		claims[s.ID()] = s.Requirements()
+	for _, s := range stage.Default().Stages() {
+		claims[s.Info().ID] = s.Info().AllRequirements()
 	}
 	return claims
 }
@@ -244,9 +244,10 @@ type statusFlags struct {
 // pinned engine and oracle, and what the stock engine can do.
 func proofWorld(tree *conformance.Tree, reg *conformance.Registry, cov conformance.Coverage) (conformance.World, error) {
 	w := conformance.World{Registry: reg, Coverage: cov, Current: tree, Needs: map[string][]string{}}
-	for _, s := range stage.All() {
-		for _, c := range s.Needs() {
-			w.Needs[s.ID()] = append(w.Needs[s.ID()], string(c))
+	for _, s := range stage.Default().Stages() {
+		in := s.Info()
+		for _, c := range in.Needs {
+			w.Needs[in.ID] = append(w.Needs[in.ID], string(c))
 		}
 	}
 	for _, cli := range []struct {
@@ -370,10 +371,7 @@ func runStatus(ctx context.Context, f statusFlags) error {
 // nothing: its runs, if any, speak for it.
 func declines(root string) func(estateName, stageID string) string {
 	specs := map[string]*estate.Spec{}
-	stages := map[string]stage.Stage{}
-	for _, s := range stage.All() {
-		stages[s.ID()] = s
-	}
+	stages := stage.Default()
 	return func(estateName, stageID string) string {
 		spec, ok := specs[estateName]
 		if !ok {
@@ -386,8 +384,8 @@ func declines(root string) func(estateName, stageID string) string {
 		if why, ok := spec.Skip[stageID]; ok {
 			return "the estate skips it: " + why
 		}
-		if d, ok := stages[stageID].(stage.Declared); ok {
-			return d.Undeclared(&stage.Run{Spec: spec})
+		if st, ok := stages.Lookup(stageID); ok {
+			return st.Info().Undeclared(spec)
 		}
 		return ""
 	}

@@ -307,7 +307,7 @@ func stageIDs(e EstateRuns) []string {
 		}
 	}
 	var ids []string
-	for _, id := range stage.Canonical() {
+	for _, id := range stage.Default().Shown() {
 		if have[id] {
 			ids = append(ids, id)
 			delete(have, id)

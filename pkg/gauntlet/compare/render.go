@@ -316,7 +316,7 @@ func summary(r Report) htmlreport.Table {
 			seen[row.Stage] = true
 		}
 	}
-	for _, id := range stage.Canonical() {
+	for _, id := range stage.Default().Shown() {
 		if seen[id] {
 			ids = append(ids, id)
 			delete(seen, id)

@@ -20,8 +20,8 @@ func TestRegistryCoversEveryStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	claims := map[string][]string{}
-	for _, s := range stage.All() {
-		claims[s.ID()] = s.Requirements()
+	for _, s := range stage.Default().Stages() {
+		claims[s.Info().ID] = s.Info().AllRequirements()
 	}
 	cov := ComputeCoverage(reg, claims)
 	if !cov.Clean() {

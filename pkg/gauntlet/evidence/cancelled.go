@@ -21,7 +21,8 @@ func cancelledSentence(r *result.Run) string {
 	}
 	notRun := 0
 	for _, s := range r.Stages {
-		if s.Verdict == result.NotRun && s.Reason == "cancelled" {
+		// (A run recorded before causes says it in its reason only.)
+		if s.Verdict == result.NotRun && (s.Cause == result.CauseCancelled || s.Reason == "cancelled") {
 			notRun++
 		}
 	}

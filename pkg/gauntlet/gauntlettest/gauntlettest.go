@@ -97,7 +97,7 @@ func assertRun(t *testing.T, spec *estate.Spec, res *result.Run) map[string]bool
 	}
 	for _, s := range res.Stages {
 		if s.Verdict == result.NotRun {
-			if dep, _, ok := strings.Cut(s.Reason, " did not pass"); ok && blocked[dep] {
+			if s.Cause == result.CauseBlocked && blocked[s.BlockedBy] {
 				blocked[s.ID] = true
 			}
 		}
@@ -129,7 +129,7 @@ func assertStage(t *testing.T, spec *estate.Spec, s result.Stage, blocked map[st
 		// Not run for a declared reason (the estate skips it, the engine
 		// lacks what it needs): a skip, never a pass. Anything else is a
 		// stage that should have run.
-		if declared(spec, s) || blocked[s.ID] {
+		if declared(s) || blocked[s.ID] {
 			t.Skipf("not run: %s", s.Reason)
 		}
 		t.Fatalf("not run: %s", s.Reason)
@@ -162,24 +162,12 @@ func assertStage(t *testing.T, spec *estate.Spec, s result.Stage, blocked map[st
 	}
 }
 
-// declared reports whether a stage that did not run was meant not to: the
-// estate skips it or declares no section for it (the hand-off), the engine
-// lacks a capability it needs, or the caller left it out
-// (gauntlet.WithStages). (Stages behind a listed finding are
-// the caller's "blocked".) A stage that did not run because another
-// failed unexpectedly is not declared.
-func declared(spec *estate.Spec, s result.Stage) bool {
-	if _, ok := spec.Skip[s.ID]; ok {
-		return true
-	}
-	// The hand-off runs only where estate.yaml declares one (an estate of
-	// several roots); nothing is derived for it.
-	if s.ID == "handoff" && spec.Handoff == nil {
-		return true
-	}
-	return s.Reason == "not selected for this run" ||
-		strings.HasPrefix(s.Reason, "needs ") // the engine lacks a capability (engine.Profile.Needs)
-}
+// declared reports whether a stage that did not run was meant not to:
+// the estate skips it or declares no section for it, the engine lacks a
+// capability it needs, or the caller left it out (gauntlet.WithStages).
+// (Stages behind a listed finding are the caller's "blocked".) A stage
+// that did not run because another failed unexpectedly is not declared.
+func declared(s result.Stage) bool { return s.Cause.Declared() }
 
 // breakKey names one BREAK of a run on one side: stage/BREAK@side.
 func breakKey(s result.Stage, b result.Break) string { return s.ID + "/" + b.Name + "@" + sideOf(b) }

@@ -144,7 +144,8 @@ func Reusable(r *result.Run, estateName, commit, substrate string, subject, orac
 	}
 	if len(stages) == 0 {
 		for _, st := range r.Stages {
-			if st.Reason == "not selected for this run" {
+			// (A run recorded before causes says it in its reason only.)
+			if st.Cause == result.CauseNotSelected || st.Reason == "not selected for this run" {
 				return fmt.Errorf("earlier run selected stages")
 			}
 		}

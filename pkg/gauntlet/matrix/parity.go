@@ -138,7 +138,7 @@ func figureChanges(m *Matrix) []Change {
 func stageOrder(m *Matrix) []string {
 	seen := map[string]bool{}
 	var ids []string
-	for _, id := range stage.Canonical() {
+	for _, id := range stage.Default().Shown() {
 		seen[id] = true
 		ids = append(ids, id)
 	}

@@ -39,7 +39,7 @@ func Markdown(m *Matrix) string {
 			r.Status, dash(r.KilledBy), cell(dash(check)), cell(clip(detail, 400)))
 	}
 	b.WriteString("\n## Mutant x stage\n\n`check`: a check failed (caught); `finding`: a BREAK found the engine out (caught); `break`: a BREAK did not prove (the gauntlet's weakness, not a catch); `error`: the stage could not finish; `n/a`: not applicable to the estate; `*`: a stage the mutant names.\n\n")
-	ids := stage.Canonical()
+	ids := stage.Default().Shown()
 	b.WriteString("| mutant | " + strings.Join(ids, " | ") + " |\n|---|" + strings.Repeat("---|", len(ids)) + "\n")
 	for _, r := range m.Rows {
 		cells := map[string]StageCell{}

@@ -128,8 +128,13 @@ type Stage struct {
 	Duration     time.Duration `json:"duration_ns"`
 	// Detail is the paragraph the evidence page shows.
 	Detail string `json:"detail"`
-	// Reason says why a stage did not run, or why it is not applicable.
+	// Reason says why a stage did not run, or why it is not applicable;
+	// Cause says it for a program, which never parses Reason.
 	Reason string `json:"reason,omitempty"`
+	Cause  Cause  `json:"cause,omitempty"`
+	// BlockedBy is the stage that had to pass first and did not (Cause
+	// CauseBlocked).
+	BlockedBy string `json:"blocked_by,omitempty"`
 	// Aborted is the machinery error that stopped a stage before its
 	// end: the checks it would have recorded after it did not run.
 	Aborted string  `json:"aborted,omitempty"`
@@ -230,4 +235,29 @@ type Break struct {
 	// Stack is the stack of a BREAK that panicked.
 	MeasurementError string `json:"measurement_error,omitempty"`
 	Stack            string `json:"stack,omitempty"`
+}
+
+// Cause is why a stage did not run.
+type Cause string
+
+// The causes of a stage not run. The first four are decided before the
+// run (by the estate, the caller or the engine): a skip, never a defect.
+const (
+	CauseSkipped     Cause = "skipped"      // estate.yaml skips it, saying why
+	CauseUndeclared  Cause = "undeclared"   // it needs an estate.yaml section the estate does not declare
+	CauseNotSelected Cause = "not_selected" // the caller left it out (WithStages)
+	CauseCapability  Cause = "capability"   // the engine under test lacks a capability it needs
+	CauseBlocked     Cause = "blocked"      // a stage it runs after did not pass (BlockedBy)
+	CauseStopped     Cause = "stopped"      // the run stopped early, or a failure left the world changed
+	CauseCancelled   Cause = "cancelled"    // a signal stopped the run first
+)
+
+// Declared reports whether the cause was decided before the run, by the
+// estate, the caller or the engine.
+func (c Cause) Declared() bool {
+	switch c {
+	case CauseSkipped, CauseUndeclared, CauseNotSelected, CauseCapability:
+		return true
+	}
+	return false
 }

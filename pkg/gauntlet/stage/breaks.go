@@ -116,9 +116,9 @@ func undoing(m Measured, err error, undo func() error) (Measured, error) {
 	return m, err
 }
 
-// checkPlanEmpty plans on both sides and checks that nothing is proposed.
+// CheckPlanEmpty plans on both sides and checks that nothing is proposed.
 // Its BREAK deletes victim out of band: the plan must then propose it.
-func (r *Run) checkPlanEmpty(ctx context.Context, rec *Recorder, check string, victim Object) bool {
+func (r *Run) CheckPlanEmpty(ctx context.Context, rec *Recorder, check string, victim Object) bool {
 	ok := rec.Check(check, r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.planEmpty(ctx) }), "on both sides")
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_before_replan", Corruption: "deletes " + victim.Ref.String() + " out of band before the plan",
 		Victim: victim.Address, Covers: []string{check}, Predict: []result.Prediction{planPredict(victim.Address, "create")}},

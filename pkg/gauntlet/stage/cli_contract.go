@@ -13,11 +13,11 @@ import (
 )
 
 func cliContract() Stage {
-	return &contractStage{info{id: "cli_contract", title: "Exit codes and parallelism", headline: true,
-		reqs: []string{"GAUNT-CLI-EXITCODE-01", "GAUNT-CLI-PARALLEL-01"}, after: []string{"migrate"}}}
+	return &contractStage{Described{Info{ID: "cli_contract", Title: "Exit codes and parallelism", Headline: true,
+		Requirements: []string{"GAUNT-CLI-EXITCODE-01", "GAUNT-CLI-PARALLEL-01"}, After: []string{"migrate"}}}}
 }
 
-type contractStage struct{ info }
+type contractStage struct{ Described }
 
 const (
 	contractFileName = "gauntlet_contract.tf"

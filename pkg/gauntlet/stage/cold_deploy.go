@@ -10,10 +10,10 @@ import (
 )
 
 func coldDeploy() Stage {
-	return &coldDeployStage{info{id: "cold_deploy", title: "Cold deploy", headline: true, reqs: []string{"GAUNT-COLD-01", "GAUNT-COLD-02"}}}
+	return &coldDeployStage{Described{Info{ID: "cold_deploy", Title: "Cold deploy", Headline: true, Requirements: []string{"GAUNT-COLD-01", "GAUNT-COLD-02"}}}}
 }
 
-type coldDeployStage struct{ info }
+type coldDeployStage struct{ Described }
 
 // Run applies the root with the oracle CLI on both clusters: the subject's
 // cluster gets stock state to migrate from, the oracle's becomes every

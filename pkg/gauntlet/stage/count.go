@@ -11,10 +11,10 @@ import (
 )
 
 func day2Count() Stage {
-	return &countStage{info{id: "day2_count", title: "Change count", headline: true, reqs: []string{"GAUNT-DAY2-COUNT-01"}, after: []string{"migrate"}}}
+	return &countStage{Described{Info{ID: "day2_count", Title: "Change count", Headline: true, Requirements: []string{"GAUNT-DAY2-COUNT-01"}, After: []string{"migrate"}}}}
 }
 
-type countStage struct{ info }
+type countStage struct{ Described }
 
 const countFileName = "gauntlet_count.tf"
 
@@ -134,7 +134,7 @@ func (s *countStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	r.Objects = append(r.Objects, s0, s1)
-	r.checkPlanEmpty(ctx, rec, next, s1)
+	r.CheckPlanEmpty(ctx, rec, next, s1)
 	rec.Say("a two-instance count ConfigMap added in %s beside the estate (gauntlet's own file)", r.Spec.Namespace)
 	rec.Claim([]string{down, downSame, higher, lower}, "scaling 2 to 1 destroyed exactly %s (%s) with %s untouched (same uid and resourceVersion), as stock's plan on the oracle cluster", s1.Ref.Name, subj.Counts, s0.Ref.Name)
 	rec.Claim([]string{up, upSame, next}, "back to 2 created exactly %s under the same name (%s), as stock's plan did, and the next plan is empty", s1.Address, subj2.Counts)

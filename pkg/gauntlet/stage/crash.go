@@ -14,10 +14,10 @@ import (
 )
 
 func day2Crash() Stage {
-	return &crashStage{info{id: "day2_crash", title: "Crash mid-apply", headline: true, reqs: []string{"GAUNT-DAY2-CRASH-01"}, after: []string{"migrate"}}}
+	return &crashStage{Described{Info{ID: "day2_crash", Title: "Crash mid-apply", Headline: true, Requirements: []string{"GAUNT-DAY2-CRASH-01"}, After: []string{"migrate"}}}}
 }
 
-type crashStage struct{ info }
+type crashStage struct{ Described }
 
 const crashFileName = "gauntlet_crash.tf"
 
@@ -124,7 +124,7 @@ func (s *crashStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return one(recovery, createdRemainder(a)), err
 	})
 	r.Objects = append(r.Objects, first, second)
-	r.checkPlanEmpty(ctx, rec, next, second)
+	r.CheckPlanEmpty(ctx, rec, next, second)
 	rec.Say("a Secret/ConfigMap pair added in %s beside the estate, the ConfigMap reading the Secret's name: the apply creating both at -parallelism=1 was interrupted by a real SIGTERM (exit %d), which the wire proxy delivered the instant %s's create response had been sent",
 		r.Spec.Namespace, exits["subject"].exit, first.Ref.Name)
 	rec.Claim([]string{position, remainder, same}, "%s exists and %s does not, the state holds the first only; the next plan proposed exactly the remainder (%s), matching stock's plan from the same position on the oracle cluster (exit %d there)",

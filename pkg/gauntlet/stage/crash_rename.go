@@ -121,7 +121,7 @@ func (s *crashStage) renameWindow(ctx context.Context, r *Run, rec *Recorder) er
 		return err
 	}
 	r.Objects = append(r.Objects, newObj)
-	r.checkPlanEmpty(ctx, rec, next, newObj)
+	r.CheckPlanEmpty(ctx, rec, next, newObj)
 	rec.Claim([]string{window, deposed, same, finished, next}, "the create_before_destroy rename window was interrupted too: %s renamed %s -> %s was killed by SIGTERM the instant the new object's create response went out (exit %d), leaving both objects and the old one deposed in state; the replan destroyed exactly the deposed object (%s), as stock's did from the same position, and one apply left %s alone with the next plan empty",
 		crashRenameAddr, oldObj.Ref.Name, newObj.Ref.Name, exits["subject"].exit, subj.Counts, newObj.Ref.Name)
 	return nil

@@ -14,10 +14,10 @@ import (
 )
 
 func driftReconverge() Stage {
-	return &driftStage{info{id: "drift_reconverge", title: "Drift and reconverge", headline: true, reqs: []string{"GAUNT-DRIFT-01"}, after: []string{"migrate"}}}
+	return &driftStage{Described{Info{ID: "drift_reconverge", Title: "Drift and reconverge", Headline: true, Requirements: []string{"GAUNT-DRIFT-01"}, After: []string{"migrate"}}}}
 }
 
-type driftStage struct{ info }
+type driftStage struct{ Described }
 
 // Run tampers one object out of band on both clusters: each plan must
 // propose exactly that object, the same shape on both; one apply changes
@@ -124,7 +124,7 @@ func (s *driftStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 		return one(applied, changedOne(a)), readBack(ctx, sd)
 	})
-	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	r.CheckPlanEmpty(ctx, rec, next, r.victim())
 	rec.Claim([]string{applied, readback, next}, "the apply changed exactly %s (%s, stock %s), %s reads %s again and the next plan is empty on both sides", d.Address, a, o, d.Field, d.Want)
 	live.reconverged(ctx, r, rec)
 	return nil

@@ -22,21 +22,19 @@ import (
 )
 
 func fenceStage() Stage {
-	return &fenceStg{info{id: "fence", title: "Estate fence", reqs: []string{"GAUNT-PAIR-FENCE-01"}, after: []string{"migrate"}}}
+	return &fenceStg{Described{Info{ID: "fence", Title: "Estate fence", Requirements: []string{"GAUNT-PAIR-FENCE-01"}, After: []string{"migrate"}, Declared: fenceUndeclared}}}
 }
 
-type fenceStg struct{ info }
+type fenceStg struct{ Described }
 
-// Undeclared implements Declared.
-func (s *fenceStg) Undeclared(r *Run) string {
-	if r.Spec.Fence == nil {
+// fenceUndeclared: an estate that declares a fence must pass it to be
+// clear; one that declares none is not asked.
+func fenceUndeclared(spec *estate.Spec) string {
+	if spec.Fence == nil {
 		return "needs a fence section in estate.yaml (identity, root, reads.root): the estate declares no read of another estate's records to close"
 	}
 	return ""
 }
-
-// HeadlineFor: an estate that declares a fence must pass it to be clear.
-func (s *fenceStg) HeadlineFor(r *Run) bool { return r.Spec.Fence != nil }
 
 // fenced is one side's restricted identity: its own wire proxy (its
 // requests counted apart), the side's engine planning the acted root
@@ -57,7 +55,7 @@ type fenced struct {
 // with get on that one Secret, empty; the other root's state namespace is
 // unchanged across both plans.
 func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
-	if why := s.Undeclared(r); why != "" {
+	if why := s.About.Undeclared(r.Spec); why != "" {
 		return &NotApplicable{Reason: why}
 	}
 	f := r.Spec.Fence

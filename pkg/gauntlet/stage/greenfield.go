@@ -10,10 +10,10 @@ import (
 )
 
 func greenfield() Stage {
-	return &greenfieldStage{info{id: "greenfield", title: "Greenfield apply", headline: true, reqs: []string{"GAUNT-GREEN-01"}, after: []string{"day2_teardown"}}}
+	return &greenfieldStage{Described{Info{ID: "greenfield", Title: "Greenfield apply", Headline: true, Requirements: []string{"GAUNT-GREEN-01"}, After: []string{"day2_teardown"}}}}
 }
 
-type greenfieldStage struct{ info }
+type greenfieldStage struct{ Described }
 
 // Run applies the estate's original root fresh with the engine under test
 // on its now empty cluster, with no state: the objects it creates must

@@ -21,25 +21,23 @@ import (
 )
 
 func handoff() Stage {
-	return &handoffStage{info{id: "handoff", title: "Hand-off between estates", recordsReqs: []string{"GAUNT-PAIR-HANDOFF-01"},
-		needs: []engine.Capability{engine.RemovedForget, engine.ImportBlocks}, after: []string{"migrate"}}}
+	return &handoffStage{Described{Info{ID: "handoff", Title: "Hand-off between estates", RecordsRequirements: []string{"GAUNT-PAIR-HANDOFF-01"},
+		Needs: []engine.Capability{engine.RemovedForget, engine.ImportBlocks}, After: []string{"migrate"}, Declared: handoffUndeclared}}}
 }
 
 // handoffStage decides whether a run is clear only for an estate that
 // declares a hand-off (estate.yaml's handoff section); for every other
 // estate it is not run and outside the verdict.
-type handoffStage struct{ info }
+type handoffStage struct{ Described }
 
-// Undeclared implements Declared.
-func (s *handoffStage) Undeclared(r *Run) string {
-	if r.Spec.Handoff == nil {
+// handoffUndeclared: the stage decides whether a run is clear only for
+// an estate that declares a hand-off.
+func handoffUndeclared(spec *estate.Spec) string {
+	if spec.Handoff == nil {
 		return "estate.yaml declares no handoff: a hand-off moves an object between two roots of one estate"
 	}
 	return ""
 }
-
-// HeadlineFor makes the stage headline where the estate declares one.
-func (s *handoffStage) HeadlineFor(r *Run) bool { return r.Spec.Handoff != nil }
 
 // handoffFile is the gauntlet-owned file holding the subject's removed
 // block (in the giving root) and import block (in the receiving one).
@@ -127,7 +125,7 @@ const (
 // state rm and import. Both end with the object in the receiving root's
 // state only, its uid unchanged and both roots' plans empty.
 func (s *handoffStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	if why := s.Undeclared(r); why != "" {
+	if why := s.About.Undeclared(r.Spec); why != "" {
 		return &NotApplicable{Reason: why}
 	}
 	h := r.Spec.Handoff

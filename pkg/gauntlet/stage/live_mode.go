@@ -13,11 +13,11 @@ import (
 // can be built here yet, so its run fails loudly instead of pretending.
 
 func strict() Stage {
-	return &liveModeStage{info{id: "strict", title: "Strict profile", reqs: []string{"GAUNT-LIVE-STRICT-01"}, needs: []engine.Capability{engine.LiveMode}, after: []string{"cold_deploy"}}}
+	return &liveModeStage{Described{Info{ID: "strict", Title: "Strict profile", Requirements: []string{"GAUNT-LIVE-STRICT-01"}, Needs: []engine.Capability{engine.LiveMode}, After: []string{"cold_deploy"}}}}
 }
 
-type liveModeStage struct{ info }
+type liveModeStage struct{ Described }
 
 func (s *liveModeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
-	return fmt.Errorf("stage %s is not implemented for live-mode engines yet: its verdict cannot be a pass", s.id)
+	return fmt.Errorf("stage %s is not implemented for live-mode engines yet: its verdict cannot be a pass", s.About.ID)
 }

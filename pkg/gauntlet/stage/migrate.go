@@ -13,10 +13,10 @@ import (
 )
 
 func migrate() Stage {
-	return &migrateStage{info{id: "migrate", title: "Migrate", headline: true, reqs: []string{"GAUNT-MIG-01"}, recordsReqs: []string{"GAUNT-RECORDS-01"}, after: []string{"cold_deploy"}}}
+	return &migrateStage{Described{Info{ID: "migrate", Title: "Migrate", Headline: true, Requirements: []string{"GAUNT-MIG-01"}, RecordsRequirements: []string{"GAUNT-RECORDS-01"}, After: []string{"cold_deploy"}}}}
 }
 
-type migrateStage struct{ info }
+type migrateStage struct{ Described }
 
 // Run has each side's engine take over the stock state in its root: the
 // engine under test adopts terraform's state file on the subject cluster.

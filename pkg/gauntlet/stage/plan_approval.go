@@ -15,11 +15,11 @@ import (
 )
 
 func planApproval() Stage {
-	return &approvalStage{info{id: "plan_approval", title: "Plan, review, apply", headline: true, reqs: []string{"GAUNT-APPROVAL-01", "GAUNT-APPROVAL-02"},
-		needs: []engine.Capability{engine.StalePlanRefusal}, after: []string{"migrate"}}}
+	return &approvalStage{Described{Info{ID: "plan_approval", Title: "Plan, review, apply", Headline: true, Requirements: []string{"GAUNT-APPROVAL-01", "GAUNT-APPROVAL-02"},
+		Needs: []engine.Capability{engine.StalePlanRefusal}, After: []string{"migrate"}}}}
 }
 
-type approvalStage struct{ info }
+type approvalStage struct{ Described }
 
 const approvalPlan = "approval.tfplan"
 
@@ -192,7 +192,7 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		})
 		return undoing(m, err, undoEdit)
 	})
-	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	r.CheckPlanEmpty(ctx, rec, next, r.victim())
 	rec.Claim([]string{promised, oraclePromised, stalePlan, oracleStale}, "plan -out wrote %s (%s); the world then moved out of band (%s on %s) and %s applied the saved plan (exit %d) exactly as stock did on the oracle cluster (exit %d) - a state-file engine checks a saved plan against its state, not the world; applying the same file again after the state moved on was refused by both (%s)",
 		updates(want), planned, "a JSON patch", pa.Move.Object, r.Subject.Engine.Engine.Profile.Name, subj.exit, orc.exit, stale["subject"].message)
 	rec.Claim([]string{readback, next}, "reviewed=yes reads back on both clusters and the next plan is empty")

@@ -15,22 +15,10 @@ import (
 )
 
 func planNoLocalState() Stage {
-	return &noLocalStateStage{info{id: "plan_no_local_state", title: "Plan with no local state", reqs: []string{"GAUNT-LIVE-NOSTATE-01"}, recordsReqs: []string{"GAUNT-PAIR-NOSTATE-01"}, after: []string{"migrate"}}}
+	return &noLocalStateStage{Described{Info{ID: "plan_no_local_state", Title: "Plan with no local state", LocalRequirements: []string{"GAUNT-LIVE-NOSTATE-01"}, RecordsRequirements: []string{"GAUNT-PAIR-NOSTATE-01"}, HeadlineOnRecords: true, After: []string{"migrate"}}}}
 }
 
-type noLocalStateStage struct{ info }
-
-// RequirementsFor: on records in the cluster the stage proves what a
-// stock engine does there, never the live-mode requirement.
-func (s *noLocalStateStage) RequirementsFor(r *Run) []string {
-	if r.RecordsEstate() {
-		return s.recordsReqs
-	}
-	return s.reqs
-}
-
-// HeadlineFor: an estate that keeps its state in the cluster must pass it.
-func (s *noLocalStateStage) HeadlineFor(r *Run) bool { return r.RecordsEstate() }
+type noLocalStateStage struct{ Described }
 
 const (
 	freshEmpty     = "a fresh copy with no local state plans empty"
@@ -45,7 +33,7 @@ const (
 func (s *noLocalStateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if !r.RecordsLive() {
 		if r.Subject.Engine.Engine.Profile.Has(engine.LiveMode) {
-			return fmt.Errorf("stage %s is not implemented for live-mode engines yet: its verdict cannot be a pass", s.id)
+			return fmt.Errorf("stage %s is not implemented for live-mode engines yet: its verdict cannot be a pass", s.About.ID)
 		}
 		return &NotApplicable{Reason: "needs the estate's state kept in the cluster (a kubernetes backend) or live mode, which " +
 			r.Subject.Engine.Engine.Profile.String() + " does not declare; this estate keeps local state"}

@@ -12,10 +12,10 @@ import (
 )
 
 func day2Remove() Stage {
-	return &removeStage{info{id: "day2_remove", title: "Remove a block", headline: true, reqs: []string{"GAUNT-DAY2-REMOVE-01"}, after: []string{"migrate"}}}
+	return &removeStage{Described{Info{ID: "day2_remove", Title: "Remove a block", Headline: true, Requirements: []string{"GAUNT-DAY2-REMOVE-01"}, After: []string{"migrate"}}}}
 }
 
-type removeStage struct{ info }
+type removeStage struct{ Described }
 
 // removeEdit takes address out of the root with the HCL writer: one
 // instance out of its block's literal count or for_each when the address
@@ -181,7 +181,7 @@ func (s *removeStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		}
 	}
 	r.Objects = kept
-	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	r.CheckPlanEmpty(ctx, rec, next, r.victim())
 	rec.Claim([]string{one1, same}, "deleting %s's block proposed exactly one destroy (%s), as stock's plan did on the oracle cluster", rm.Address, subj.Counts)
 	rec.Claim([]string{destroyed, gone, neighbour, next}, "the apply destroyed exactly %s (%s), %s is gone, %s keeps its uid and resourceVersion, and the next plan is empty",
 		rm.Address, a, rm.Object, rm.Neighbour)

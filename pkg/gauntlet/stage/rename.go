@@ -13,11 +13,11 @@ import (
 )
 
 func day2Rename() Stage {
-	return &renameStage{info{id: "day2_rename", title: "Rename", headline: true,
-		reqs: []string{"GAUNT-DAY2-RENAME-01"}, needs: []engine.Capability{engine.MovedBlocks}, after: []string{"migrate"}}}
+	return &renameStage{Described{Info{ID: "day2_rename", Title: "Rename", Headline: true,
+		Requirements: []string{"GAUNT-DAY2-RENAME-01"}, Needs: []engine.Capability{engine.MovedBlocks}, After: []string{"migrate"}}}}
 }
 
-type renameStage struct{ info }
+type renameStage struct{ Described }
 
 const movedFile = "gauntlet_moved.tf"
 
@@ -173,7 +173,7 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		Victim: rn.To, Covers: []string{moved}, Predict: []result.Prediction{{Address: rn.To, Field: fieldState, Got: absent}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.unbound(ctx, rn.To, func() (Measured, error) { return one(moved, atNew(ctx, sd)), nil })
 	})
-	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	r.CheckPlanEmpty(ctx, rec, next, r.victim())
 	rec.Claim([]string{untouched, moved, next}, "the apply moved %s in state only (%s): %s keeps its uid and resourceVersion, the state holds it at %s alone, and the next plan is empty", rn.From, a, obj.Ref, rn.To)
 	return nil
 }

@@ -13,10 +13,10 @@ import (
 )
 
 func day2Replace() Stage {
-	return &replaceStage{info{id: "day2_replace", title: "Replace with create_before_destroy", headline: true, reqs: []string{"GAUNT-DAY2-CBD-01"}, after: []string{"migrate"}}}
+	return &replaceStage{Described{Info{ID: "day2_replace", Title: "Replace with create_before_destroy", Headline: true, Requirements: []string{"GAUNT-DAY2-CBD-01"}, After: []string{"migrate"}}}}
 }
 
-type replaceStage struct{ info }
+type replaceStage struct{ Described }
 
 const replaceFileName = "gauntlet_replace.tf"
 const hashedAddr = "kubernetes_config_map_v1.hashed"
@@ -89,7 +89,7 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if err := r.checkReplaced(ctx, rec, alone, oldObj, newObj); err != nil {
 		return err
 	}
-	r.checkPlanEmpty(ctx, rec, next, newObj)
+	r.CheckPlanEmpty(ctx, rec, next, newObj)
 	rec.Claim([]string{planned, same}, "a create_before_destroy ConfigMap whose content-hashed name changes (%s -> %s) planned as a replace, create then destroy (%s), as stock's did",
 		oldObj.Ref.Name, newObj.Ref.Name, subj.Counts)
 	rec.Claim([]string{order, oracleOrder, alone, next}, "at -parallelism=1 the apply log shows %s's creation complete (line %d) before the deposed %s's destroy starts (line %d), the same order as stock's apply on the oracle cluster; %s alone remains and the next plan is empty",

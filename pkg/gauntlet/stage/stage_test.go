@@ -20,23 +20,42 @@ import (
 )
 
 func TestStagesAreWellFormed(t *testing.T) {
-	seen := map[string]bool{}
-	for _, s := range All() {
-		if seen[s.ID()] {
-			t.Errorf("stage %s twice", s.ID())
-		}
-		seen[s.ID()] = true
-		if !Known(s.ID()) || s.Title() == "" || len(s.Requirements()) == 0 {
-			t.Errorf("stage %s: known=%v title=%q requirements=%v", s.ID(), Known(s.ID()), s.Title(), s.Requirements())
-		}
-		for _, dep := range s.After() {
-			if !seen[dep] {
-				t.Errorf("stage %s runs before its dependency %s", s.ID(), dep)
-			}
+	g := Default()
+	for _, s := range g.Stages() {
+		in := s.Info()
+		if len(in.AllRequirements()) == 0 {
+			t.Errorf("stage %s proves no requirement", in.ID)
 		}
 	}
-	if len(seen) != len(Canonical()) {
-		t.Errorf("%d stages, %d in the canonical order", len(seen), len(Canonical()))
+	shown := g.Shown()
+	if !slices.Equal(slices.Sorted(slices.Values(shown)), slices.Sorted(slices.Values(g.IDs()))) {
+		t.Errorf("the seed order %v does not list exactly the stages %v", shown, g.IDs())
+	}
+}
+
+// idle is a stage that does nothing.
+type idle struct{ Described }
+
+func (idle) Run(context.Context, *Run, *Recorder) error { return nil }
+
+// TestRegistryRefuses: a stage is registered after what it runs after,
+// once, with an ID and a title.
+func TestRegistryRefuses(t *testing.T) {
+	g := Default()
+	for name, in := range map[string]Info{
+		"a taken ID":       {ID: "migrate", Title: "Again"},
+		"an unknown After": {ID: "x", Title: "X", After: []string{"nope"}},
+		"no title":         {ID: "x"},
+	} {
+		if err := g.Register(idle{Described{in}}); err == nil {
+			t.Errorf("%s: registered", name)
+		}
+	}
+	if err := g.Register(idle{Described{Info{ID: "x", Title: "X", After: []string{"greenfield"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids := g.IDs(); ids[len(ids)-1] != "x" || !g.DependsOn("day2_teardown", []string{"x"}) || g.DependsOn("strict", []string{"x"}) {
+		t.Errorf("registered last: %v; x depends on the teardown (through greenfield), not on strict", ids)
 	}
 }
 

@@ -17,10 +17,10 @@ import (
 )
 
 func day2Teardown() Stage {
-	return &teardownStage{info{id: "day2_teardown", title: "Teardown", headline: true, reqs: []string{"GAUNT-TEARDOWN-01", "GAUNT-TEARDOWN-02"}, recordsReqs: []string{"GAUNT-PAIR-TEARDOWN-01"}, after: []string{"cold_deploy"}}}
+	return &teardownStage{Described{Info{ID: "day2_teardown", Title: "Teardown", Headline: true, Requirements: []string{"GAUNT-TEARDOWN-01", "GAUNT-TEARDOWN-02"}, RecordsRequirements: []string{"GAUNT-PAIR-TEARDOWN-01"}, After: []string{"cold_deploy"}}}}
 }
 
-type teardownStage struct{ info }
+type teardownStage struct{ Described }
 
 // Run destroys the estate: exactly its remaining objects go, none is left
 // on the cluster, and the namespaces it wrote into without owning (plus

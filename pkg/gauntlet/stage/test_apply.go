@@ -9,10 +9,10 @@ import (
 )
 
 func testApply() Stage {
-	return &testApplyStage{info{id: "test_apply", title: "No-op apply", headline: true, reqs: []string{"GAUNT-NOOP-01"}, after: []string{"test_plan"}}}
+	return &testApplyStage{Described{Info{ID: "test_apply", Title: "No-op apply", Headline: true, Requirements: []string{"GAUNT-NOOP-01"}, After: []string{"test_plan"}}}}
 }
 
-type testApplyStage struct{ info }
+type testApplyStage struct{ Described }
 
 // Run applies with nothing to do: 0 added, 0 changed, 0 destroyed, nothing
 // acted on by name, and every object on the cluster untouched - the same

@@ -16,11 +16,11 @@ import (
 )
 
 func testPlan() Stage {
-	return &testPlanStage{info{id: "test_plan", title: "Replan from nothing", headline: true,
-		reqs: []string{"GAUNT-REPLAN-01"}, needs: []engine.Capability{engine.ImportBlocks}, after: []string{"migrate"}}}
+	return &testPlanStage{Described{Info{ID: "test_plan", Title: "Replan from nothing", Headline: true,
+		Requirements: []string{"GAUNT-REPLAN-01"}, Needs: []engine.Capability{engine.ImportBlocks}, After: []string{"migrate"}}}}
 }
 
-type testPlanStage struct{ info }
+type testPlanStage struct{ Described }
 
 const importsFile = "gauntlet_imports.tf"
 
@@ -118,7 +118,7 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) (err err
 	if err := r.both(ctx, func(ctx context.Context, sd *Side) error { return sd.Engine.WriteImports(importsFile, nil) }); err != nil {
 		return err
 	}
-	r.checkPlanEmpty(ctx, rec, next, r.victim())
+	r.CheckPlanEmpty(ctx, rec, next, r.victim())
 	rec.Claim([]string{rebuilt, next}, "applying the imports rebuilt the state (%s) and the next plan is empty", a)
 	return nil
 }
