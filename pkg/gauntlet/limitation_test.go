@@ -109,3 +109,70 @@ func TestSharedDriftIsALimitation(t *testing.T) {
 	}
 	t.Logf("drift is a limitation:\n%s", strings.Join(detail, "\n"))
 }
+
+// permanentDiffRoot is a root written for this test: a LimitRange whose
+// memory maximum the API server stores in another spelling ("1024Mi" is
+// kept as "1Gi"). The kubernetes provider compares quantities as text, so
+// every plan after an apply proposes an update - with stock as with the
+// engine under test.
+const permanentDiffRoot = `
+resource "kubernetes_config_map_v1" "neighbour" {
+  metadata {
+    name      = "permanent-diff-neighbour"
+    namespace = "default"
+  }
+  data = { mode = "probe" }
+}
+
+resource "kubernetes_limit_range_v1" "lr" {
+  metadata {
+    name      = "permanent-diff"
+    namespace = "default"
+  }
+  spec {
+    limit {
+      type = "Container"
+      max  = { memory = "1024Mi" }
+    }
+  }
+}
+`
+
+// TestGreenfieldSharedReplanIsALimitation: greenfield runs on the subject
+// alone, so before stock replayed its fresh apply the replan's permanent
+// diff above failed greenfield as the engine's own. Now stock makes the
+// same fresh apply on its emptied cluster, proposes the same update, and
+// the stage is a limitation with the finding on both sides.
+func TestGreenfieldSharedReplanIsALimitation(t *testing.T) {
+	res := runWrittenEstate(t, "permanent-diff", "A permanent diff stock shares", permanentDiffRoot, "", "greenfield")
+	green := stageOf(t, res, "greenfield")
+	var lines []string
+	for _, st := range res.Stages {
+		lines = append(append(lines, st.ID+": "+string(st.Verdict)+" "+st.Reason), stageLines(st)...)
+	}
+	if green.Verdict != result.Limitation {
+		t.Fatalf("greenfield is %s, want limitation:\n%s", green.Verdict, strings.Join(lines, "\n"))
+	}
+	for _, f := range res.Assess().Failed {
+		if f.ID == "greenfield" {
+			t.Errorf("greenfield counted among the engine's fails")
+		}
+	}
+	for _, c := range green.Checks {
+		if c.Name != "replanned empty" {
+			continue
+		}
+		sides := map[string]int{}
+		for _, f := range c.Findings {
+			if f.Address == "kubernetes_limit_range_v1.lr" {
+				sides[f.Side]++
+			}
+		}
+		if c.Verdict != result.Limitation || sides["subject"] == 0 || sides["oracle"] != sides["subject"] {
+			t.Errorf("replanned empty: %s, findings on kubernetes_limit_range_v1.lr by side %v, want a limitation found on both sides", c.Verdict, sides)
+		}
+	}
+	if !strings.Contains(green.Detail, "stock fails it the same way") {
+		t.Errorf("greenfield's detail does not say stock does the same:\n%s", green.Detail)
+	}
+}
