@@ -1,6 +1,6 @@
 """Test macros for gauntlet's BUILD files (gazelle emits them through `# gazelle:map_kind`).
 
-gauntlet_go_test: go_test, plus the pinned toolchain for tests that use pkg/gauntlet/internal/testenv (they
+gauntlet_go_test: go_test, plus the pinned toolchain for tests that use internal/testenv (they
   start real control planes and run the real CLIs) and the corpus files for tests that use the corpus package.
 estate_tests: a go_test per estates/<estate>/estate.yaml, generated from the yaml alone: its whole gauntlet on
   the local substrate, with the pinned toolchain and that estate's corpus files as inputs, sized and tagged for a
@@ -79,7 +79,7 @@ def gauntlet_go_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
 
     Args:
       name: the test's name (gazelle's).
-      deps: as go_test; //pkg/gauntlet/internal/testenv brings the toolchain, //pkg/gauntlet/corpus the corpus
+      deps: as go_test; //internal/testenv brings the toolchain, //internal/corpus the corpus
         files, //pkg/gauntlet/estate the estates' files.
       data: as go_test, plus those inputs.
       env: as go_test, plus HOME and $GAUNTLET_TOOLCHAIN_SEED.
@@ -90,7 +90,7 @@ def gauntlet_go_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
     env = dict(env)
     _home(env)
     tags = list(tags)
-    if _uses(deps, "//pkg/gauntlet/internal/testenv"):
+    if _uses(deps, "//internal/testenv"):
         data.append("@gauntlet_toolchain//:seed")
         env.update(_seed_env())
 
@@ -98,7 +98,7 @@ def gauntlet_go_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
         # runs a whole estate (stage's hand-off on the pair), longer on a loaded machine.
         kwargs.setdefault("size", "medium")
         kwargs.setdefault("timeout", "long")
-    if _uses(deps, "//pkg/gauntlet/corpus"):
+    if _uses(deps, "//internal/corpus"):
         data.append("@gauntlet_corpus//:all")
     if _uses(deps, "//pkg/gauntlet/estate"):
         data.append("@gauntlet_corpus//:estates")

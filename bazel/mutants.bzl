@@ -1,6 +1,6 @@
 """The kill matrix's mutants, one Bazel target each (defs.bzl mutant_tests).
 
-Must be pkg/gauntlet/mutant's All() plus Identity(), in that order: estates/mutants_bzl_test.go checks it.
+Must be internal/mutant's All() plus Identity(), in that order: estates/mutants_bzl_test.go checks it.
 """
 
 MUTANTS = [

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/mutant"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/gauntlettest"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/mutant"
 )
 
 // TestKillMatrix runs corpus-k8s-metrics-server's gauntlet with every mutant engine as

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/mutant"
+	"github.com/gauntlet-k8s/gauntlet/internal/mutant"
 )
 
 // TestMutantsBzlListsEveryMutant: the kill matrix's Bazel targets come from

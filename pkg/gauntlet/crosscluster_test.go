@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/corpus"
+	"github.com/gauntlet-k8s/gauntlet/internal/testenv"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
 func spec(t *testing.T) *estate.Spec {

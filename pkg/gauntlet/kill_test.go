@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/runstate"
+	"github.com/gauntlet-k8s/gauntlet/internal/runstate"
+	"github.com/gauntlet-k8s/gauntlet/internal/testenv"
 )
 
 // TestSIGKILLLeavesNothing kills a real run with SIGKILL during cluster

@@ -1,7 +1,7 @@
 package gauntlet
 
 import (
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/tape"
+	"github.com/gauntlet-k8s/gauntlet/internal/tape"
 )
 
 // OracleTape is the oracle's side of one run, recorded so that runs of

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
+	"github.com/gauntlet-k8s/gauntlet/internal/corpus"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate/local"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 )
 
 // preflight is everything checked before any cluster starts: a bad estate,

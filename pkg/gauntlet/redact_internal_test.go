@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
+	"github.com/gauntlet-k8s/gauntlet/internal/secret"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/secret"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/wire"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 )
 
 func TestCancellationNamesWhatStoppedTheRun(t *testing.T) {

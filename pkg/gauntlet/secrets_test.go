@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
+	"github.com/gauntlet-k8s/gauntlet/internal/matrix"
+	"github.com/gauntlet-k8s/gauntlet/internal/mutant"
+	"github.com/gauntlet-k8s/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/matrix"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/mutant"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

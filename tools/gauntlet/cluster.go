@@ -6,13 +6,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/runstate"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate/kind"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate/kubeconfig"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate/local"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/kind"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/kubeconfig"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/runstate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/compare"
+	"github.com/gauntlet-k8s/gauntlet/internal/compare"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )

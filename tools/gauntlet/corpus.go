@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
+	"github.com/gauntlet-k8s/gauntlet/internal/corpus"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"

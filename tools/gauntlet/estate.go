@@ -13,10 +13,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/corpus"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/corpus"
+	"github.com/gauntlet-k8s/gauntlet/internal/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"

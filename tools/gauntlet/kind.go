@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/docker"
+	"github.com/gauntlet-k8s/gauntlet/internal/docker"
+	"github.com/gauntlet-k8s/gauntlet/internal/nodeimage"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/nodeimage"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 

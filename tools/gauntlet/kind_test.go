@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/nodeimage"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/internal/nodeimage"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 )
 
 // TestRepinRewritesOnlyTheNodeImagePins re-pins a copy of the pins file

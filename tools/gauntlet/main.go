@@ -14,8 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )

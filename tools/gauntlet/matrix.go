@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
+	"github.com/gauntlet-k8s/gauntlet/internal/matrix"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/matrix"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 

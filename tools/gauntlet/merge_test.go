@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
+	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 )
 
 // fixtureRuns are recorded run folders of three cells, from

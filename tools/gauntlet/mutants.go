@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/mutant"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/mutant"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 

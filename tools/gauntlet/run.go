@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
+	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/evidence"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
+	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 

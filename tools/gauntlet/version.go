@@ -13,7 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/conformance"
+	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 	thirdparty "github.com/gauntlet-k8s/gauntlet/third_party"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )

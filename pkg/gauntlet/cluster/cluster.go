@@ -1,7 +1,8 @@
 // Package cluster defines what gauntlet needs of a Kubernetes substrate.
-// Providers live in the subpackages: local (a control plane of child
-// processes, the default), kind (real nodes in Docker) and kubeconfig (an
-// existing cluster, used as is).
+// The providers gauntlet ships live in internal/substrate: local (a
+// control plane of child processes, the default), kind (real nodes in
+// Docker) and kubeconfig (an existing cluster, used as is); another
+// substrate implements Provider.
 package cluster
 
 import (

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster/local"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate/local"
+	"github.com/gauntlet-k8s/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"

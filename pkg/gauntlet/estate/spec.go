@@ -383,7 +383,8 @@ type PlanApproval struct {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
-// Load reads and validates estates/<name>/estate.yaml under root.
+// Load reads and validates <root>/<name>/estate.yaml; root is the folder of
+// estates (this repository's estates/).
 func Load(root, name string) (*Spec, error) {
 	dir := filepath.Join(root, name)
 	file := filepath.Join(dir, "estate.yaml")

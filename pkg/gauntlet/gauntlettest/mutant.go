@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/mutant"
+	"github.com/gauntlet-k8s/gauntlet/internal/mutant"
 )
 
 // MutantTimeout bounds one mutant's run (its expected stages and what they

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/secret"
+	"github.com/gauntlet-k8s/gauntlet/internal/secret"
 )
 
 // Finding is what a check found wrong, as data: which check, on which

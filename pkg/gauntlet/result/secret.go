@@ -1,6 +1,6 @@
 package result
 
-import "github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/secret"
+import "github.com/gauntlet-k8s/gauntlet/internal/secret"
 
 // HideSecretData replaces, in place, the want and got of every finding
 // and prediction about secret data (a Secret's data, stringData or

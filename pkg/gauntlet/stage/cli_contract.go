@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/wire"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 )
 
 func cliContract() Stage {

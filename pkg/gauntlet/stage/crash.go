@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/wire"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 

@@ -7,11 +7,11 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/identity"
+	"github.com/gauntlet-k8s/gauntlet/internal/wire"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/identity"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	tfjson "github.com/hashicorp/terraform-json"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

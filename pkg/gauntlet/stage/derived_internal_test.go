@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 )
 

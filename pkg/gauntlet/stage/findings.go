@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
+	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

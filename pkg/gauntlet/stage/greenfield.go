@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

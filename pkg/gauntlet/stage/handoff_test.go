@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/testenv"
+	"github.com/gauntlet-k8s/gauntlet/internal/wire"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/internal/testenv"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/wire"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/identity"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/identity"
 	tfjson "github.com/hashicorp/terraform-json"
 	"k8s.io/apimachinery/pkg/api/meta"
 )

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"

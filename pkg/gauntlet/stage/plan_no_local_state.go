@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 )
 
 const stateJSON = `{"version": 4, "serial": 3, "lineage": "l-1", "resources": [

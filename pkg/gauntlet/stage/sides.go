@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
 	tfjson "github.com/hashicorp/terraform-json"
 )
 

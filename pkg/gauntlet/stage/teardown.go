@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/baseline"
+	"github.com/gauntlet-k8s/gauntlet/internal/baseline"
+	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
+	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/inventory"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 

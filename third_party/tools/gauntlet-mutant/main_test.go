@@ -155,6 +155,6 @@ func TestEveryMutationIsNamed(t *testing.T) {
 	want := []string{"destroy-leaks-one", "drop-one-create", "exit-code-lies", "identity", "ignore-cbd", "ignore-import", "ignore-moved",
 		"lost-interrupt", "lying-summary", "no-refresh", "parallelism-ignored", "stale-plan-ok", "state-forgets"}
 	if got := names(); !slices.Equal(got, want) {
-		t.Errorf("mutations = %v, want %v (keep pkg/gauntlet/mutant's catalogue in step)", got, want)
+		t.Errorf("mutations = %v, want %v (keep internal/mutant's catalogue in step)", got, want)
 	}
 }

@@ -1,0 +1,211 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/gitrun"
+	"sigs.k8s.io/yaml"
+)
+
+// Git reads the checkout a proof is about. Every call is bounded.
+type Git struct{ Dir string }
+
+// Dirty lists what makes the tree differ from its commit: modified,
+// staged, deleted and untracked files that are not ignored (an untracked
+// .go file is compiled into a run as surely as a tracked one).
+func (g Git) Dirty(ctx context.Context) ([]string, error) {
+	out, err := g.run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	entries := strings.Split(out, "\x00")
+	for i := 0; i < len(entries); i++ {
+		e := entries[i]
+		if len(e) < 4 {
+			continue
+		}
+		files = append(files, e[3:]+" ("+strings.TrimSpace(e[:2])+")")
+		if e[0] == 'R' || e[0] == 'C' {
+			i++ // a rename's source follows it
+		}
+	}
+	return files, nil
+}
+
+// Head is the checkout's commit.
+func (g Git) Head(ctx context.Context) (string, error) {
+	out, err := g.run(ctx, "rev-parse", "HEAD")
+	return strings.TrimSpace(out), err
+}
+
+// Show returns path as committed at rev; ok is false when rev has no such
+// file (or rev is not in this clone).
+func (g Git) Show(ctx context.Context, rev, path string) (data []byte, ok bool, err error) {
+	if _, err := g.run(ctx, "cat-file", "-e", rev+":"+path); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	out, err := g.run(ctx, "show", rev+":"+path)
+	if err != nil {
+		return nil, false, err
+	}
+	return []byte(out), true, nil
+}
+
+// Base picks what the ledger must only have grown from: the merge base
+// with main on a branch, the previous commit on main itself. When this
+// clone cannot say (it is shallow, has no main, HEAD shares no history
+// with main, or HEAD is main's first commit) rev is empty and why says
+// so: the caller must fail, not skip the check.
+func (g Git) Base(ctx context.Context) (rev, why string, err error) {
+	shallow, err := g.Shallow(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if shallow {
+		// A merge base or a parent seen through a shallow boundary may be
+		// the boundary, not the truth.
+		return "", "this clone is shallow, so the merge base with main cannot be trusted", nil
+	}
+	head, err := g.Head(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	for _, ref := range []string{"main", "origin/main"} {
+		if _, err := g.run(ctx, "rev-parse", "--verify", "-q", ref+"^{commit}"); err != nil {
+			continue // no such ref here
+		}
+		mb, err := g.run(ctx, "merge-base", ref, "HEAD")
+		if mb = strings.TrimSpace(mb); err != nil || mb == "" {
+			return "", "HEAD has no merge base with " + ref + " (unrelated histories)", nil
+		}
+		if mb != head {
+			return mb, "the merge base with " + ref, nil
+		}
+		// HEAD is on main: the ledger must only have grown since its parent.
+		prev, err := g.run(ctx, "rev-parse", "--verify", "-q", "HEAD^")
+		if prev = strings.TrimSpace(prev); err != nil || prev == "" {
+			return "", "HEAD is the first commit of " + ref + ": there is no earlier ledger to compare with", nil
+		}
+		return prev, "the previous commit", nil
+	}
+	return "", "this clone has no main or origin/main branch to find the merge base with", nil
+}
+
+// Shallow reports whether the clone is shallow (its history cut off).
+func (g Git) Shallow(ctx context.Context) (bool, error) {
+	out, err := g.run(ctx, "rev-parse", "--is-shallow-repository")
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(out) == "true", nil
+}
+
+// commitExists answers whether a commit is in this repository, once per
+// commit. In a shallow clone a commit it lacks may lie beyond the cut, so
+// it cannot tell and says so.
+func (g Git) commitExists(ctx context.Context) CommitExists {
+	seen := map[string]bool{}
+	var shallow *bool
+	return func(commit string) (bool, error) {
+		if ok, done := seen[commit]; done {
+			return ok, nil
+		}
+		if !commitRE.MatchString(commit) {
+			return false, nil
+		}
+		_, err := g.run(ctx, "cat-file", "-e", commit+"^{commit}")
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			seen[commit] = true
+			return true, nil
+		case !errors.As(err, &ee):
+			return false, err
+		}
+		if shallow == nil {
+			s, err := g.Shallow(ctx)
+			if err != nil {
+				return false, err
+			}
+			shallow = &s
+		}
+		if *shallow {
+			return false, errors.New("this clone is shallow and lacks it: fetch the whole history (git fetch --unshallow)")
+		}
+		seen[commit] = false
+		return false, nil
+	}
+}
+
+// registryAt reads the requirement IDs of the registry as committed at a
+// commit, once per commit. Only the IDs: the registry's schema has grown
+// since the first runs (estates, substrates), and a strict parse would
+// refuse what was valid then.
+func (g Git) registryAt(ctx context.Context) func(commit string) (map[string]bool, error) {
+	seen := map[string]map[string]bool{}
+	return func(commit string) (map[string]bool, error) {
+		if ids, ok := seen[commit]; ok {
+			return ids, nil
+		}
+		raw, ok, err := g.Show(ctx, commit, RegistryPath)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("commit %s has no %s", shortHash(commit), RegistryPath)
+		}
+		var reg struct {
+			Requirements []struct {
+				ID string `json:"id"`
+			} `json:"requirements"`
+		}
+		if err := yaml.Unmarshal(raw, &reg); err != nil {
+			return nil, fmt.Errorf("%s at %s: %w", RegistryPath, shortHash(commit), err)
+		}
+		ids := map[string]bool{}
+		for _, q := range reg.Requirements {
+			ids[q.ID] = true
+		}
+		seen[commit] = ids
+		return ids, nil
+	}
+}
+
+// commitRE is a full or abbreviated commit hash: a run names its commit by
+// hash, never by a ref that could move.
+var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+func (g Git) run(ctx context.Context, args ...string) (string, error) {
+	out, err := gitrun.Run(ctx, g.Dir, 30*time.Second, args...)
+	return string(out), err
+}
+
+// AppendOnly checks that now is then with lines added at its end: the
+// only change a ledger may see. It names the first line that differs.
+func AppendOnly(then, now []byte) error {
+	a, b := splitLines(then), splitLines(now)
+	if len(b) < len(a) {
+		return fmt.Errorf("the ledger lost %d line(s): it had %d, it has %d", len(a)-len(b), len(a), len(b))
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return fmt.Errorf("line %d was rewritten: a ledger only grows at its end", i+1)
+		}
+	}
+	if len(then) > 0 && then[len(then)-1] != '\n' {
+		return errors.New("the base ledger does not end in a newline")
+	}
+	return nil
+}
