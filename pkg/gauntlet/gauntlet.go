@@ -8,6 +8,7 @@
 package gauntlet
 
 import (
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
@@ -40,6 +41,13 @@ type options struct {
 	sabotage    bool
 	oracleTape  *OracleTape
 	stages      *stage.Registry
+	provider    cluster.Provider
+}
+
+// WithProvider runs both sides on clusters p starts: a substrate of the
+// caller's own, named name on the evidence page's reproduce line.
+func WithProvider(name string, p cluster.Provider) Option {
+	return optionFunc(func(o *options) { o.substrate, o.provider = name, p })
 }
 
 // WithRegistry runs the stages of g instead of the gauntlet's own

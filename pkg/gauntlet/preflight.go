@@ -39,9 +39,10 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 			return nil, fmt.Errorf("unknown stage %q (stages: %s)", id, strings.Join(o.stages.IDs(), ", "))
 		}
 	}
-	switch o.substrate {
-	case "local", "kind":
-	case "kubeconfig":
+	switch {
+	case o.provider != nil:
+	case o.substrate == "local", o.substrate == "kind":
+	case o.substrate == "kubeconfig":
 		if o.kubeconfigs[0] == "" || o.kubeconfigs[1] == "" || o.kubeconfigs[0] == o.kubeconfigs[1] {
 			return nil, fmt.Errorf("substrate kubeconfig needs two different kubeconfigs, the subject's and the oracle's")
 		}

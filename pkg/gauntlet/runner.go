@@ -294,6 +294,9 @@ func (t *teardown) run() {
 }
 
 func provider(o *options, pre *preflight, work string, track func(pid int), mountRoot func(string)) (func(i int) cluster.Provider, error) {
+	if o.provider != nil {
+		return func(int) cluster.Provider { return o.provider }, nil
+	}
 	switch o.substrate {
 	case "local":
 		p := local.New(pre.tc, local.WithLogger(o.logger), local.WithParentDir(work), local.WithStarted(track))
