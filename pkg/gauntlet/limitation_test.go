@@ -148,7 +148,7 @@ func TestGreenfieldSharedReplanIsALimitation(t *testing.T) {
 	green := stageOf(t, res, "greenfield")
 	var lines []string
 	for _, st := range res.Stages {
-		lines = append(append(lines, st.ID+": "+string(st.Verdict)+" "+st.Reason), stageLines(st)...)
+		lines = append(append(lines, st.ID+": "+string(st.Verdict)+" "+st.Reason+" "+st.Aborted+" "+st.Detail), stageLines(st)...)
 	}
 	if green.Verdict != result.Limitation {
 		t.Fatalf("greenfield is %s, want limitation:\n%s", green.Verdict, strings.Join(lines, "\n"))

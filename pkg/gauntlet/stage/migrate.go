@@ -39,7 +39,7 @@ func (s *migrateStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 			moved[sd.Name] = local
 			r.mu.Unlock()
 		}
-		if _, err := sd.Engine.Init(ctx); err != nil {
+		if err := sd.initEngine(ctx); err != nil {
 			return err
 		}
 		l, err := sd.Engine.StateList(ctx)

@@ -66,7 +66,29 @@ type Side struct {
 	mu          sync.Mutex
 	extra       []*engine.Workspace
 	recordsLive bool
+	engineInit  bool
 	typed       kubernetes.Interface
+}
+
+// initEngine has the side's engine init its root, once: migrate does it
+// when it runs, and a stage that acts with the engine in a run that did
+// not select migrate (teardown after cold deploy alone) does it first -
+// else the engine meets stock's lock file, which names no provider it
+// can select.
+func (s *Side) initEngine(ctx context.Context) error {
+	s.mu.Lock()
+	done := s.engineInit
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	if _, err := s.Engine.Init(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.engineInit = true
+	s.mu.Unlock()
+	return nil
 }
 
 // OtherRoot is a root the stages do not act on, with the stock workspace

@@ -67,6 +67,9 @@ func (s *teardownStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		if err := sd.destroyOthers(ctx, false); err != nil {
 			return err
 		}
+		if err := sd.initEngine(ctx); err != nil {
+			return err
+		}
 		a, err := sd.Engine.Apply(ctx, engine.ApplyOptions{Destroy: true})
 		got, _ := splitActed(a.Acted())
 		slices.Sort(got)
