@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/corpus"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate"
 	"github.com/gauntlet-k8s/gauntlet/internal/substrate/local"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
@@ -39,15 +40,13 @@ func check(ctx context.Context, spec *estate.Spec, o *options) (*preflight, erro
 			return nil, fmt.Errorf("unknown stage %q (stages: %s)", id, strings.Join(o.stages.IDs(), ", "))
 		}
 	}
-	switch {
-	case o.provider != nil:
-	case o.substrate == "local", o.substrate == "kind":
-	case o.substrate == "kubeconfig":
-		if o.kubeconfigs[0] == "" || o.kubeconfigs[1] == "" || o.kubeconfigs[0] == o.kubeconfigs[1] {
+	if o.provider == nil {
+		if err := substrate.Check(o.substrate); err != nil {
+			return nil, err
+		}
+		if o.substrate == "kubeconfig" && (o.kubeconfigs[0] == "" || o.kubeconfigs[1] == "" || o.kubeconfigs[0] == o.kubeconfigs[1]) {
 			return nil, fmt.Errorf("substrate kubeconfig needs two different kubeconfigs, the subject's and the oracle's")
 		}
-	default:
-		return nil, fmt.Errorf("substrate %q: want local, kind or kubeconfig", o.substrate)
 	}
 	if o.enginePath != "" {
 		if _, err := os.Stat(o.enginePath); err != nil {

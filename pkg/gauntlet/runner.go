@@ -17,9 +17,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/runstate"
-	"github.com/gauntlet-k8s/gauntlet/internal/substrate/kind"
-	"github.com/gauntlet-k8s/gauntlet/internal/substrate/kubeconfig"
-	"github.com/gauntlet-k8s/gauntlet/internal/substrate/local"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate"
 	"github.com/gauntlet-k8s/gauntlet/internal/tape"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/internal/wire"
@@ -50,72 +48,153 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		opt.apply(o)
 	}
 	// No secret leaves the run: every log line, the result and the error
-	// pass through one redactor, which learns the secret values the
-	// engines print as they print them; a work folder that outlives the
-	// run is scrubbed once its clusters are gone (this defer runs last).
+	// pass through one redactor (this defer runs last).
 	red := newRedactor(spec)
 	o.logger = redactingLogger{l: o.logger, r: red}
 	kept := ""
-	defer func() {
-		if kept != "" {
-			if files, e := red.secrets.Scrub(kept); e != nil {
-				o.logger.Warnf("kept work folder %s: %v", kept, e)
-			} else if len(files) > 0 {
-				o.logger.Infof("kept work folder %s: secret values replaced by their digests in %d file(s)", kept, len(files))
-			}
-		}
-		if e := redactRun(red, res); e != nil && err == nil {
-			res, err = nil, e
-		}
-		// An error keeps its type (errors.Is: ErrOracleDiverged) unless
-		// it held a secret.
-		if err != nil {
-			if t := red.text(err.Error()); t != err.Error() {
-				err = errors.New(t)
-			}
-		}
-	}()
+	defer func() { res, err = red.finish(res, err, kept, o.logger) }()
 	start := time.Now()
 	SweepKilled(ctx, o.stateDir, o.logger)
 	pre, err := check(ctx, spec, o)
 	if err != nil {
 		return nil, err
 	}
-	// Everything this run starts is recorded, so that if it is killed
-	// the next gauntlet process ends and removes what it left; End (run
-	// last, after the teardown stack) ends what the teardown missed.
-	state, err := runstate.Open(o.stateDir, "run "+spec.Name)
+	g, err := guard(o, spec.Name)
 	if err != nil {
 		return nil, err
 	}
-	reapCtx, stopReap := context.WithCancel(context.Background())
+	defer g.end()
+	plans, err := instrument(pre, o, red, g.track)
+	if err != nil {
+		return nil, err
+	}
+	work, kept, err := workFolder(spec, o, g)
+	if err != nil {
+		return nil, err
+	}
+	taped, err := openTape(o, work)
+	if err != nil {
+		return nil, err
+	}
+	td := &teardown{log: o.logger}
 	defer func() {
-		stopReap()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := state.End(ctx)
-		if err != nil {
-			o.logger.Warnf("teardown: %v", err)
+		if p := recover(); p != nil {
+			td.run()
+			panic(fmt.Sprintf("%v\n%s", p, debug.Stack()))
 		}
-		if len(c.Killed)+len(c.Unmounted) > 0 {
-			o.logger.Warnf("teardown: %s", c)
-		}
+		td.run()
 	}()
+	res = newResult(spec, pre, o, start, taped)
+	sides, err := bringUpSides(ctx, spec, pre, o, work, g, td, taped)
+	if err != nil {
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		return cancelledBeforeStages(ctx, res, o, start, err), nil
+	}
+	r := newStageRun(spec, pre, o, work, sides)
+	res.Substrate = sides[0].Cluster.Substrate()
+	runStages(ctx, r, res, o, plans)
+	res.Choices = r.Choices
+	res.Duration = time.Since(start)
+	if err := finishTape(taped, res, o); err != nil {
+		return res, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	switch {
+	case res.Cancelled != nil:
+		res.ExitCode = cancelExitCode(ctx)
+	case !res.Clear():
+		res.ExitCode = 1
+	}
+	return res, nil
+}
+
+// finish scrubs a work folder that outlives the run once its clusters are
+// gone, and redacts the result and the error. An error keeps its type
+// (errors.Is: ErrOracleDiverged) unless it held a secret.
+func (red *redactor) finish(res *result.Run, err error, kept string, l log.Logger) (*result.Run, error) {
+	if kept != "" {
+		if files, e := red.secrets.Scrub(kept); e != nil {
+			l.Warnf("kept work folder %s: %v", kept, e)
+		} else if len(files) > 0 {
+			l.Infof("kept work folder %s: secret values replaced by their digests in %d file(s)", kept, len(files))
+		}
+	}
+	if e := redactRun(red, res); e != nil && err == nil {
+		res, err = nil, e
+	}
+	if err != nil {
+		if t := red.text(err.Error()); t != err.Error() {
+			err = errors.New(t)
+		}
+	}
+	return res, err
+}
+
+// guarded is the run's record of everything it starts, so that if it is
+// killed the next gauntlet process ends and removes what it left.
+type guarded struct {
+	state *runstate.State
+	stop  context.CancelFunc
+	log   log.Logger
+}
+
+// guard opens the run's record and starts reaping the processes
+// orphaned under it.
+func guard(o *options, estateName string) (*guarded, error) {
+	state, err := runstate.Open(o.stateDir, "run "+estateName)
+	if err != nil {
+		return nil, err
+	}
+	reapCtx, stop := context.WithCancel(context.Background())
 	if err := runstate.BecomeSubreaper(); err != nil {
 		o.logger.Warnf("%v: provider plugins orphaned by a dead engine are only found by their process group", err)
 	}
 	go state.Reap(reapCtx)
-	track := func(pid int) {
-		if err := state.Group(pid); err != nil {
-			o.logger.Warnf("%v", err)
-		}
+	return &guarded{state: state, stop: stop, log: o.logger}, nil
+}
+
+// end ends what the teardown missed; it runs last, after the teardown
+// stack.
+func (g *guarded) end() {
+	g.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := g.state.End(ctx)
+	if err != nil {
+		g.log.Warnf("teardown: %v", err)
 	}
+	if len(c.Killed)+len(c.Unmounted) > 0 {
+		g.log.Warnf("teardown: %s", c)
+	}
+}
+
+// track records a process group the run started.
+func (g *guarded) track(pid int) {
+	if err := g.state.Group(pid); err != nil {
+		g.log.Warnf("%v", err)
+	}
+}
+
+// mountRoot records a folder under which the run mounts.
+func (g *guarded) mountRoot(dir string) {
+	if err := g.state.MountRoot(dir); err != nil {
+		g.log.Warnf("%v", err)
+	}
+}
+
+// instrument hooks every engine call of both sides: its process group is
+// tracked, its plans counted, the secrets it prints learnt, and a failed
+// call's log kept where asked.
+func instrument(pre *preflight, o *options, red *redactor, track func(int)) (*planTally, error) {
 	pre.subject.OnEveryStart(track)
 	pre.oracle.OnEveryStart(track)
 	if o.failedLogs != "" {
-		if o.failedLogs, err = filepath.Abs(o.failedLogs); err != nil {
+		dir, err := filepath.Abs(o.failedLogs)
+		if err != nil {
 			return nil, err
 		}
+		o.failedLogs = dir
 		pre.subject.KeepFailedLogs(filepath.Join(o.failedLogs, "subject"))
 		pre.oracle.KeepFailedLogs(filepath.Join(o.failedLogs, "oracle"))
 	}
@@ -126,50 +205,48 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	}
 	pre.subject.OnEveryCall(called)
 	pre.oracle.OnEveryCall(called)
+	return plans, nil
+}
 
-	work := o.workDir
+// workFolder makes the run's folder, absolute (engines run in other
+// directories). It is removed with the run unless the caller keeps it
+// (kept is then its path).
+func workFolder(spec *estate.Spec, o *options, g *guarded) (work, kept string, err error) {
+	work = o.workDir
 	if work == "" {
 		if work, err = os.MkdirTemp("", "gauntlet-run-"+spec.Name+"-"); err != nil {
-			return nil, err
+			return "", "", err
 		}
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, err
+		return "", "", err
 	}
-	// Engines run in other directories: every path they get is absolute.
 	if work, err = filepath.Abs(work); err != nil {
-		return nil, err
+		return "", "", err
 	}
-	if !o.keep && o.workDir == "" {
-		if err := state.Dir(work); err != nil {
-			os.RemoveAll(work)
-			return nil, err
-		}
-	} else {
-		kept = work
+	if o.keep || o.workDir != "" {
+		return work, work, nil
 	}
-
-	var taped *tape.Side
-	if o.oracleTape != nil {
-		if o.oracleTape.Recorded() {
-			taped, err = o.oracleTape.t.Replay(work)
-		} else {
-			taped, err = o.oracleTape.t.Record(work)
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := g.state.Dir(work); err != nil {
+		os.RemoveAll(work)
+		return "", "", err
 	}
+	return work, "", nil
+}
 
-	td := &teardown{log: o.logger}
-	defer func() {
-		if p := recover(); p != nil {
-			td.run()
-			panic(fmt.Sprintf("%v\n%s", p, debug.Stack()))
-		}
-		td.run()
-	}()
+// openTape records the oracle's side, or replays a recording.
+func openTape(o *options, work string) (*tape.Side, error) {
+	if o.oracleTape == nil {
+		return nil, nil
+	}
+	if o.oracleTape.Recorded() {
+		return o.oracleTape.t.Replay(work)
+	}
+	return o.oracleTape.t.Record(work)
+}
 
-	res = &result.Run{
+// newResult is the run's result before any stage.
+func newResult(spec *estate.Spec, pre *preflight, o *options, start time.Time, taped *tape.Side) *result.Run {
+	res := &result.Run{
 		Estate:    estateResult(spec),
 		Subject:   engineResult(pre.subject, pre.tc, pre.subjectTool, o.enginePath != ""),
 		Oracle:    engineResult(pre.oracle, pre.tc, pre.oracleTool, false),
@@ -181,73 +258,79 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	if taped != nil && taped.Replaying() {
 		res.OracleReplay = "the run with " + o.oracleTape.RecordedWith()
 	}
-	mountRoot := func(dir string) {
-		if err := state.MountRoot(dir); err != nil {
-			o.logger.Warnf("%v", err)
-		}
-	}
-	prov, err := provider(o, pre, work, track, mountRoot)
+	return res
+}
+
+// bringUpSides starts both clusters and readies each side's engine on
+// its own (the oracle's through the tape when there is one).
+func bringUpSides(ctx context.Context, spec *estate.Spec, pre *preflight, o *options, work string, g *guarded, td *teardown, taped *tape.Side) ([]*stage.Side, error) {
+	prov, err := provider(ctx, o, pre, work, g.track, g.mountRoot)
 	if err != nil {
 		return nil, err
 	}
 	sides, err := startSides(ctx, prov, td, o, taped)
-	if err == nil {
-		for i, name := range []string{"subject", "oracle"} {
-			if err = prepareSide(ctx, sides[i], spec, pre, work, name, o); err != nil {
-				break
-			}
-			if name == "oracle" && taped != nil {
-				taped.Proxy(sides[i].Engine.Kubeconfig, sides[i].Proxy)
-				sides[i].UseTape(taped)
-			}
-		}
-	}
 	if err != nil {
-		if ctx.Err() == nil {
+		return nil, err
+	}
+	for i, name := range []string{"subject", "oracle"} {
+		if err := prepareSide(ctx, sides[i], spec, pre, work, name, o); err != nil {
 			return nil, err
 		}
-		// Stopped before the first stage: a cancelled run, not a broken one.
-		res.Cancelled = cancellation(ctx, "")
-		o.logger.Infof("cancelled (%s) before the first stage: %v", res.Cancelled.Signal, err)
-		for _, st := range o.stages.Stages() {
-			in := st.Info()
-			res.Stages = append(res.Stages, result.Stage{ID: in.ID, Title: in.Title, Headline: in.Headline,
-				Requirements: in.AllRequirements(), Verdict: result.NotRun, Reason: cancelledReason, Cause: result.CauseCancelled})
+		if name == "oracle" && taped != nil {
+			taped.Proxy(sides[i].Engine.Kubeconfig, sides[i].Proxy)
+			sides[i].UseTape(taped)
 		}
-		res.Duration = time.Since(start)
-		res.ExitCode = cancelExitCode(ctx)
-		return res, nil
 	}
-	res.Substrate = sides[0].Cluster.Substrate()
+	return sides, nil
+}
+
+// cancelledBeforeStages is the result of a run stopped before its first
+// stage: cancelled, not broken.
+func cancelledBeforeStages(ctx context.Context, res *result.Run, o *options, start time.Time, err error) *result.Run {
+	res.Cancelled = cancellation(ctx, "")
+	o.logger.Infof("cancelled (%s) before the first stage: %v", res.Cancelled.Signal, err)
+	for _, st := range o.stages.Stages() {
+		in := st.Info()
+		res.Stages = append(res.Stages, result.Stage{ID: in.ID, Title: in.Title, Headline: in.Headline,
+			Requirements: in.AllRequirements(), Verdict: result.NotRun, Reason: cancelledReason, Cause: result.CauseCancelled})
+	}
+	res.Duration = time.Since(start)
+	res.ExitCode = cancelExitCode(ctx)
+	return res
+}
+
+// newStageRun is what every stage reads: the estate, both sides, and how
+// to materialise a fresh copy of a root on a side.
+func newStageRun(spec *estate.Spec, pre *preflight, o *options, work string, sides []*stage.Side) *stage.Run {
 	r := &stage.Run{Spec: spec, Log: o.logger, Substrate: sides[0].Cluster.Capabilities(), Sabotage: o.sabotage}
 	r.Subject, r.Oracle = sides[0], sides[1]
 	r.Fresh = func(sd *stage.Side, root, name string) (*estate.Root, error) {
 		return spec.Materialise(filepath.Join(work, sd.Name+"-"+name, root), root, pre.materials(root, o.substrate, sd.Engine.Kubeconfig))
 	}
-	runStages(ctx, r, res, o, plans)
-	res.Choices = r.Choices
-	res.Duration = time.Since(start)
-	if taped != nil {
-		if taped.Replaying() {
-			if err := taped.Diverged(); err != nil {
-				return res, fmt.Errorf("%s: %w", spec.Name, err)
-			}
-			if left := taped.Unasked(); len(left) > 0 {
-				// The subject cut a stage short: the oracle's answers after
-				// that point are the recording's, as a reference should be.
-				o.logger.Infof("oracle replay: %d recorded question(s) not asked, e.g. %s", len(left), left[0])
-			}
-		} else if res.Cancelled == nil {
+	return r
+}
+
+// finishTape ends the oracle's recording, or checks its replay: an
+// oracle that answered otherwise than recorded is an error.
+func finishTape(taped *tape.Side, res *result.Run, o *options) error {
+	if taped == nil {
+		return nil
+	}
+	if !taped.Replaying() {
+		if res.Cancelled == nil {
 			taped.Finish(res.Subject.Name + "@" + res.Subject.Pinned)
 		}
+		return nil
 	}
-	switch {
-	case res.Cancelled != nil:
-		res.ExitCode = cancelExitCode(ctx)
-	case !res.Clear():
-		res.ExitCode = 1
+	if err := taped.Diverged(); err != nil {
+		return err
 	}
-	return res, nil
+	if left := taped.Unasked(); len(left) > 0 {
+		// The subject cut a stage short: the oracle's answers after that
+		// point are the recording's, as a reference should be.
+		o.logger.Infof("oracle replay: %d recorded question(s) not asked, e.g. %s", len(left), left[0])
+	}
+	return nil
 }
 
 // SweepKilled ends and removes what gauntlet processes killed with
@@ -293,25 +376,27 @@ func (t *teardown) run() {
 	}
 }
 
-func provider(o *options, pre *preflight, work string, track func(pid int), mountRoot func(string)) (func(i int) cluster.Provider, error) {
+func provider(ctx context.Context, o *options, pre *preflight, work string, track func(pid int), mountRoot func(string)) (func(i int) cluster.Provider, error) {
 	if o.provider != nil {
 		return func(int) cluster.Provider { return o.provider }, nil
 	}
-	switch o.substrate {
-	case "local":
-		p := local.New(pre.tc, local.WithLogger(o.logger), local.WithParentDir(work), local.WithStarted(track))
-		return func(int) cluster.Provider { return p }, nil
-	case "kind":
-		opts := []kind.Option{kind.WithLogger(o.logger), kind.WithOffline(o.offline), kind.WithTrack(track, mountRoot)}
-		if o.cacheDir != "" {
-			opts = append(opts, kind.WithCacheDir(o.cacheDir))
-		}
-		p := kind.New(pre.tc.Pins, opts...)
-		return func(int) cluster.Provider { return p }, nil
-	case "kubeconfig":
-		return func(i int) cluster.Provider { return kubeconfig.New(o.kubeconfigs[i]) }, nil
+	c := substrate.Config{Logger: o.logger, Pins: pre.tc.Pins, ParentDir: work, Offline: o.offline, CacheDir: o.cacheDir, Track: track, MountRoot: mountRoot,
+		Toolchain: func(context.Context) (*toolchain.Toolchain, error) { return pre.tc, nil }}
+	if o.substrate != "kubeconfig" {
+		p, err := substrate.New(ctx, o.substrate, c)
+		return func(int) cluster.Provider { return p }, err
 	}
-	return nil, fmt.Errorf("substrate %q", o.substrate)
+	// Each side on its own existing cluster.
+	ps := make([]cluster.Provider, len(o.kubeconfigs))
+	for i, k := range o.kubeconfigs {
+		c.Kubeconfig = k
+		p, err := substrate.New(ctx, o.substrate, c)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	return func(i int) cluster.Provider { return ps[i] }, nil
 }
 
 // startSides starts the subject's and the oracle's clusters in parallel,

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/runstate"
-	"github.com/gauntlet-k8s/gauntlet/internal/substrate/kind"
-	"github.com/gauntlet-k8s/gauntlet/internal/substrate/kubeconfig"
+	"github.com/gauntlet-k8s/gauntlet/internal/substrate"
 	"github.com/gauntlet-k8s/gauntlet/internal/substrate/local"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/cluster"
@@ -88,42 +87,17 @@ func clusterUp(ctx context.Context, tf *toolchainFlags, substrate, name, dir, ku
 }
 
 // provider builds the cluster provider for a substrate name.
-func provider(ctx context.Context, substrate, dir, kubeconfigPath string, tf *toolchainFlags, l log.Logger, state *runstate.State) (cluster.Provider, error) {
-	group := func(pid int) {
-		if err := state.Group(pid); err != nil {
-			l.Warnf("%v", err)
-		}
-	}
-	switch substrate {
-	case "local":
-		tc, err := toolchain.Resolve(ctx, tf.options(l, toolchain.WithTools(local.Tools()...))...)
-		if err != nil {
-			return nil, err
-		}
-		opts := []local.Option{local.WithLogger(l), local.WithStarted(group)}
-		if dir != "" {
-			opts = append(opts, local.WithParentDir(dir))
-		}
-		return local.New(tc, opts...), nil
-	case "kind":
-		pins, err := toolchain.DefaultPins()
-		if err != nil {
-			return nil, err
-		}
-		opts := []kind.Option{kind.WithLogger(l), kind.WithOffline(tf.offline), kind.WithTrack(group, func(d string) { state.MountRoot(d) })}
-		if dir != "" {
-			opts = append(opts, kind.WithDir(dir))
-		}
-		if tf.cache != "" {
-			opts = append(opts, kind.WithCacheDir(tf.cache))
-		}
-		return kind.New(pins, opts...), nil
-	case "kubeconfig":
-		if kubeconfigPath == "" {
-			return nil, fmt.Errorf("--substrate kubeconfig needs --kubeconfig PATH")
-		}
-		return kubeconfig.New(kubeconfigPath), nil
-	default:
-		return nil, fmt.Errorf("substrate %q: want local, kind or kubeconfig", substrate)
-	}
+func provider(ctx context.Context, name, dir, kubeconfigPath string, tf *toolchainFlags, l log.Logger, state *runstate.State) (cluster.Provider, error) {
+	return substrate.New(ctx, name, substrate.Config{
+		Logger: l, ParentDir: dir, KindDir: dir, Offline: tf.offline, CacheDir: tf.cache, Kubeconfig: kubeconfigPath,
+		Toolchain: func(ctx context.Context) (*toolchain.Toolchain, error) {
+			return toolchain.Resolve(ctx, tf.options(l, toolchain.WithTools(local.Tools()...))...)
+		},
+		Track: func(pid int) {
+			if err := state.Group(pid); err != nil {
+				l.Warnf("%v", err)
+			}
+		},
+		MountRoot: func(d string) { state.MountRoot(d) },
+	})
 }
