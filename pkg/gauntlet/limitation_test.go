@@ -172,6 +172,17 @@ func TestGreenfieldSharedReplanIsALimitation(t *testing.T) {
 			t.Errorf("replanned empty: %s, findings on kubernetes_limit_range_v1.lr by side %v, want a limitation found on both sides", c.Verdict, sides)
 		}
 	}
+	// The figures' engine calls, broken down by subcommand, add up.
+	cold := stageOf(t, res, "cold_deploy")
+	for _, side := range []string{"subject", "oracle"} {
+		n := 0
+		for _, c := range cold.Calls[side] {
+			n += c.N
+		}
+		if n != cold.Figures[side+".engine_calls"] || cold.Calls[side]["apply"].N == 0 {
+			t.Errorf("cold_deploy's %s calls by subcommand %v add up to %d, want the figure %d with an apply", side, cold.Calls[side], n, cold.Figures[side+".engine_calls"])
+		}
+	}
 	if !strings.Contains(green.Detail, "stock fails it the same way") {
 		t.Errorf("greenfield's detail does not say stock does the same:\n%s", green.Detail)
 	}

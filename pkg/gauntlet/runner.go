@@ -376,6 +376,17 @@ func (t *teardown) run() {
 	}
 }
 
+// callsSince is the calls of now not yet made at then, by subcommand.
+func callsSince(now, then map[string]result.CallTally) map[string]result.CallTally {
+	out := map[string]result.CallTally{}
+	for k, t := range now {
+		if n := t.N - then[k].N; n > 0 {
+			out[k] = result.CallTally{N: n, MS: t.MS - then[k].MS}
+		}
+	}
+	return out
+}
+
 func provider(ctx context.Context, o *options, pre *preflight, work string, track func(pid int), mountRoot func(string)) (func(i int) cluster.Provider, error) {
 	if o.provider != nil {
 		return func(int) cluster.Provider { return o.provider }, nil
@@ -759,6 +770,7 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 	}
 	rec := stage.NewRecorder()
 	calls0 := [2]int{r.Subject.Calls(), r.Oracle.Calls()}
+	by0 := [2]map[string]result.CallTally{r.Subject.CallsBy(), r.Oracle.CallsBy()}
 	time0 := [2]time.Duration{r.Subject.CallTime(), r.Oracle.CallTime()}
 	reqs0 := [2]int{r.Subject.Proxy.Total(), r.Oracle.Proxy.Total()}
 	seq0 := [2]int{r.Subject.Proxy.Seq(), r.Oracle.Proxy.Seq()}
@@ -796,6 +808,12 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		err = nil // a finding about the engine, recorded as the check it fails
 	}
 	rec.Fill(&sr)
+	sr.Calls = map[string]map[string]result.CallTally{}
+	for i, sd := range []*stage.Side{r.Subject, r.Oracle} {
+		if d := callsSince(sd.CallsBy(), by0[i]); len(d) > 0 {
+			sr.Calls[sd.Name] = d
+		}
+	}
 	sr.Requests = map[string]map[string]int{}
 	for i, sd := range []*stage.Side{r.Subject, r.Oracle} {
 		if n := requestCounts(sd.Proxy.Since(seq0[i])); len(n) > 0 {

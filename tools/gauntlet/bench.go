@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func runBench(ctx context.Context, spec *estate.Spec, n int, opts []gauntlet.Opt
 		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\tmedian\tmin\tmax\tengine floor\tsubject calls\toracle calls\tsubject requests\toracle requests\t")
+	fmt.Fprintln(tw, "stage\tmedian\tmin\tmax\tengine floor\twall/floor\tsubject calls\toracle calls\tsubject requests\toracle requests\t")
 	var calls, reqs int
 	var floor time.Duration
 	for i, s := range runs[0].Stages {
@@ -57,13 +58,19 @@ func runBench(ctx context.Context, spec *estate.Spec, n int, opts []gauntlet.Opt
 		floor += fl
 		calls += f["subject.engine_calls"] + f["oracle.engine_calls"]
 		reqs += f["subject.api_requests"] + f["oracle.api_requests"]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n", s.ID, ds[len(ds)/2].Round(10*time.Millisecond), ds[0].Round(10*time.Millisecond),
-			ds[len(ds)-1].Round(10*time.Millisecond), fl.Round(10*time.Millisecond), f["subject.engine_calls"], f["oracle.engine_calls"], f["subject.api_requests"], f["oracle.api_requests"])
+		ratio := "-"
+		if fl > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(ds[len(ds)/2])/float64(fl))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n", s.ID, ds[len(ds)/2].Round(10*time.Millisecond), ds[0].Round(10*time.Millisecond),
+			ds[len(ds)-1].Round(10*time.Millisecond), fl.Round(10*time.Millisecond), ratio, f["subject.engine_calls"], f["oracle.engine_calls"], f["subject.api_requests"], f["oracle.api_requests"])
 	}
 	slices.Sort(walls)
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t\t%d\t\t\n", "TOTAL (wall, incl. clusters)", walls[len(walls)/2].Round(100*time.Millisecond),
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%d\t\t%d\t\t\n", "TOTAL (wall, incl. clusters)", walls[len(walls)/2].Round(100*time.Millisecond),
 		walls[0].Round(100*time.Millisecond), walls[len(walls)-1].Round(100*time.Millisecond), floor.Round(100*time.Millisecond), calls, reqs)
 	tw.Flush()
+	fmt.Println()
+	printCallsBy(os.Stdout, runs[0])
 	fmt.Println(strings.Repeat("-", 20))
 	fmt.Printf("%d run(s) of %s on %s; engine floor, calls and API requests are from the first run\n", n, spec.Name, runs[0].Substrate)
 	if floor > 0 {
@@ -139,4 +146,46 @@ func runMany(ctx context.Context, spec *estate.Spec, n int, opts []gauntlet.Opti
 		runs = append(runs, res)
 	}
 	return runs, walls, nil
+}
+
+// printCallsBy prints a run's engine calls by subcommand and side, summed
+// over its stages: where the engine-seconds go.
+func printCallsBy(w io.Writer, run *result.Run) {
+	sum := map[string]map[string]result.CallTally{"subject": {}, "oracle": {}}
+	var subs []string
+	for _, st := range run.Stages {
+		for side, by := range st.Calls {
+			for sub, t := range by {
+				if sum[side] == nil {
+					continue
+				}
+				if !slices.Contains(subs, sub) {
+					subs = append(subs, sub)
+				}
+				c := sum[side][sub]
+				sum[side][sub] = result.CallTally{N: c.N + t.N, MS: c.MS + t.MS}
+			}
+		}
+	}
+	if len(subs) == 0 {
+		return
+	}
+	// The costliest first.
+	cost := func(sub string) int { return sum["subject"][sub].MS + sum["oracle"][sub].MS }
+	slices.SortFunc(subs, func(a, b string) int { return cost(b) - cost(a) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "engine calls by subcommand	subject calls	subject engine-s	oracle calls	oracle engine-s	subject s/call	")
+	var tot [2]result.CallTally
+	for _, sub := range subs {
+		s, o := sum["subject"][sub], sum["oracle"][sub]
+		tot[0] = result.CallTally{N: tot[0].N + s.N, MS: tot[0].MS + s.MS}
+		tot[1] = result.CallTally{N: tot[1].N + o.N, MS: tot[1].MS + o.MS}
+		per := "-"
+		if s.N > 0 {
+			per = fmt.Sprintf("%.2f", float64(s.MS)/1000/float64(s.N))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%d\t%.1f\t%s\t\n", sub, s.N, float64(s.MS)/1000, o.N, float64(o.MS)/1000, per)
+	}
+	fmt.Fprintf(tw, "%s\t%d\t%.1f\t%d\t%.1f\t\t\n", "TOTAL (first run)", tot[0].N, float64(tot[0].MS)/1000, tot[1].N, float64(tot[1].MS)/1000)
+	tw.Flush()
 }

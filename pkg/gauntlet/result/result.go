@@ -148,6 +148,17 @@ type Stage struct {
 	// "list nonresource:/openapi/v3"). Absent in runs made before it was
 	// recorded.
 	Requests map[string]map[string]int `json:"requests,omitempty"`
+	// Calls break the figures' engine_calls and engine_ms down: by side,
+	// the engine calls made during the stage by subcommand ("plan",
+	// "show", "state list"). Absent in runs made before it was recorded.
+	Calls map[string]map[string]CallTally `json:"calls,omitempty"`
+}
+
+// CallTally is how many engine calls of one subcommand a side made, and
+// their time together in milliseconds.
+type CallTally struct {
+	N  int `json:"n"`
+	MS int `json:"ms"`
 }
 
 // Check is one assertion inside a stage. A passing check is proven only

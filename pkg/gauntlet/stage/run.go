@@ -184,6 +184,40 @@ func (s *Side) CallTime() time.Duration {
 	return d
 }
 
+// CallsBy tallies every engine call made on this side so far by
+// subcommand: where the engine-seconds of a stage go.
+func (s *Side) CallsBy() map[string]result.CallTally {
+	d := map[string]time.Duration{}
+	n := map[string]int{}
+	for _, ws := range s.workspaces() {
+		for _, c := range ws.Calls() {
+			k := subcommand(c.Args)
+			n[k]++
+			d[k] += c.Duration
+		}
+	}
+	out := make(map[string]result.CallTally, len(n))
+	for k := range n {
+		out[k] = result.CallTally{N: n[k], MS: int(d[k].Milliseconds())}
+	}
+	return out
+}
+
+// subcommand names a call by its subcommand, with the second word of
+// those that have one ("state list", "workspace new").
+func subcommand(args []string) string {
+	if len(args) == 0 {
+		return "(none)"
+	}
+	switch args[0] {
+	case "state", "workspace", "providers", "force-unlock":
+		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+			return args[0] + " " + args[1]
+		}
+	}
+	return args[0]
+}
+
 // Run is what every stage works with.
 type Run struct {
 	Spec      *estate.Spec
