@@ -143,7 +143,7 @@ func TestStageCommentCompiles(t *testing.T) {
 	}
 	dir := t.TempDir()
 	root := repoRoot(t)
-	for _, p := range []string{"go.mod", "go.sum", "pkg", "third_party"} {
+	for _, p := range []string{"go.mod", "go.sum", "pkg", "internal", "third_party"} {
 		copyTree(t, filepath.Join(root, p), filepath.Join(dir, p))
 	}
 	drift := filepath.Join(dir, "pkg/gauntlet/stage/drift.go")

@@ -820,8 +820,8 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 			sr.Requests[sd.Name] = n
 		}
 	}
-	if v, reason, ok := notApplicable(err); ok {
-		sr.Verdict, sr.Reason = v, reason
+	if v, reason, cause, ok := notApplicable(err); ok {
+		sr.Verdict, sr.Reason, sr.Cause = v, reason, cause
 		o.logger.Infof("stage %-20s %s: %s", st.Info().ID, strings.ReplaceAll(string(v), "_", " "), reason)
 		return sr
 	}
@@ -853,15 +853,15 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 // stage.NotApplicable, with its reason: not_applicable when the root's
 // shape cannot carry the stage, else not_run (gauntlet found no plan for
 // it, or the estate does not declare it).
-func notApplicable(err error) (result.Verdict, string, bool) {
+func notApplicable(err error) (result.Verdict, string, result.Cause, bool) {
 	var na *stage.NotApplicable
 	switch {
 	case !errors.As(err, &na):
-		return "", "", false
+		return "", "", "", false
 	case na.Shape:
-		return result.NotApplicable, na.Reason, true
+		return result.NotApplicable, na.Reason, "", true
 	}
-	return result.NotRun, na.Reason, true
+	return result.NotRun, na.Reason, na.Cause, true
 }
 
 // requestCounts counts requests by verb and resource ("get configmaps").

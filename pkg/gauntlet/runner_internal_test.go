@@ -122,19 +122,21 @@ func TestAStageCountsItsRequestsByVerbAndResource(t *testing.T) {
 func TestAShapeTheRootCannotCarryIsNotApplicable(t *testing.T) {
 	const why = "the root has one object: a removal needs another object kept through it"
 	for name, tc := range map[string]struct {
-		err    error
-		want   result.Verdict
-		wantOK bool
+		err       error
+		want      result.Verdict
+		wantCause result.Cause
+		wantOK    bool
 	}{
-		"shape":     {&stage.NotApplicable{Reason: why, Shape: true}, result.NotApplicable, true},
-		"wrapped":   {fmt.Errorf("day2_remove: %w", &stage.NotApplicable{Reason: why, Shape: true}), result.NotApplicable, true},
-		"no plan":   {&stage.NotApplicable{Reason: why}, result.NotRun, true},
-		"machinery": {errors.New(why), "", false},
-		"no error":  {nil, "", false},
+		"shape":      {&stage.NotApplicable{Reason: why, Shape: true}, result.NotApplicable, "", true},
+		"wrapped":    {fmt.Errorf("day2_remove: %w", &stage.NotApplicable{Reason: why, Shape: true}), result.NotApplicable, "", true},
+		"no plan":    {&stage.NotApplicable{Reason: why}, result.NotRun, "", true},
+		"capability": {&stage.NotApplicable{Reason: why, Cause: result.CauseCapability}, result.NotRun, result.CauseCapability, true},
+		"machinery":  {errors.New(why), "", "", false},
+		"no error":   {nil, "", "", false},
 	} {
-		v, reason, ok := notApplicable(tc.err)
-		if v != tc.want || ok != tc.wantOK || ok && reason != why {
-			t.Errorf("%s: %q %q %v, want %q with the reason: %v", name, v, reason, ok, tc.want, tc.wantOK)
+		v, reason, cause, ok := notApplicable(tc.err)
+		if v != tc.want || cause != tc.wantCause || ok != tc.wantOK || ok && reason != why {
+			t.Errorf("%s: %q %q %q %v, want %q (cause %q) with the reason: %v", name, v, cause, reason, ok, tc.want, tc.wantCause, tc.wantOK)
 		}
 	}
 	// A section the estate does not declare is not its shape: the fence
@@ -144,7 +146,7 @@ func TestAShapeTheRootCannotCarryIsNotApplicable(t *testing.T) {
 			continue
 		}
 		err := st.Run(context.Background(), &stage.Run{Spec: &estate.Spec{}}, stage.NewRecorder())
-		if v, reason, ok := notApplicable(err); v != result.NotRun || !ok || !strings.Contains(reason, "fence section") {
+		if v, reason, _, ok := notApplicable(err); v != result.NotRun || !ok || !strings.Contains(reason, "fence section") {
 			t.Errorf("fence of an estate without one: %q %q %v (%v), want not_run saying it declares none", v, reason, ok, err)
 		}
 		return

@@ -22,6 +22,10 @@ import (
 type NotApplicable struct {
 	Reason string
 	Shape  bool
+	// Cause, for a stage not run (not Shape), says why in a form the
+	// tests read: CauseCapability where neither the estate nor the engine
+	// has what the stage needs. Empty: no candidate to act on.
+	Cause result.Cause
 }
 
 func (n *NotApplicable) Error() string { return n.Reason }

@@ -36,7 +36,7 @@ func (s *noLocalStateStage) Run(ctx context.Context, r *Run, rec *Recorder) erro
 			return fmt.Errorf("stage %s is not implemented for live-mode engines yet: its verdict cannot be a pass", s.About.ID)
 		}
 		return &NotApplicable{Reason: "needs the estate's state kept in the cluster (a kubernetes backend) or live mode, which " +
-			r.Subject.Engine.Engine.Profile.String() + " does not declare; this estate keeps local state"}
+			r.Subject.Engine.Engine.Profile.String() + " does not declare; this estate keeps local state", Cause: result.CauseCapability}
 	}
 	type measured struct {
 		fresh              *engine.Workspace
