@@ -146,8 +146,8 @@ func TestAShapeTheRootCannotCarryIsNotApplicable(t *testing.T) {
 			continue
 		}
 		err := st.Run(context.Background(), &stage.Run{Spec: &estate.Spec{}}, stage.NewRecorder())
-		if v, reason, _, ok := notApplicable(err); v != result.NotRun || !ok || !strings.Contains(reason, "fence section") {
-			t.Errorf("fence of an estate without one: %q %q %v (%v), want not_run saying it declares none", v, reason, ok, err)
+		if v, reason, cause, ok := notApplicable(err); v != result.NotRun || cause != result.CauseUndeclared || !ok || !strings.Contains(reason, "fence section") {
+			t.Errorf("fence of an estate without one: %q %q %q %v (%v), want not_run (undeclared) saying it declares none", v, cause, reason, ok, err)
 		}
 		return
 	}

@@ -56,7 +56,7 @@ type fenced struct {
 // unchanged across both plans.
 func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	if why := s.About.Undeclared(r.Spec); why != "" {
-		return &NotApplicable{Reason: why}
+		return &NotApplicable{Reason: why, Cause: result.CauseUndeclared}
 	}
 	f := r.Spec.Fence
 	sides := map[string]*fenced{}

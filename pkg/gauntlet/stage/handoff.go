@@ -126,7 +126,7 @@ const (
 // state only, its uid unchanged and both roots' plans empty.
 func (s *handoffStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	if why := s.About.Undeclared(r.Spec); why != "" {
-		return &NotApplicable{Reason: why}
+		return &NotApplicable{Reason: why, Cause: result.CauseUndeclared}
 	}
 	h := r.Spec.Handoff
 	sides := map[string]*handoffSide{}
