@@ -40,11 +40,12 @@ func estateNewCommand(stdout io.Writer) cli.Command {
 			"root's constraints exclude the pins), and prints the stage plans a run would derive from the configuration.",
 		Examples: []cli.Example{
 			{What: "an estate for a root in the shared corpus, offline", Command: "gauntlet estate new --dir ../shared/corpus/github.com/owner/repo/<commit>/examples/basic"},
+			{What: "an ordered estate: a CRD's root, then its custom resources' (the acted root)", Command: "gauntlet estate new --dir ./crd --dir ./app --name my-app"},
 			{What: "an estate for a repository's folder at a commit, online", Command: "gauntlet estate new --repository https://github.com/owner/repo --commit <40-hex> --path examples/basic --name my-root"},
 		},
 		Setup: func(fs *cli.FlagSet) cli.Action {
 			var f estateNewFlags
-			fs.StringVar(&f.dir, "dir", "", "offline: the root's folder, `DIR` (the local modules it calls and the files it reads are taken with it, from outside the folder too)")
+			fs.Var(&f.dirs, "dir", "offline: the root's folder, `DIR` (the local modules it calls and the files it reads are taken with it, from outside the folder too); repeated, an ordered estate (roots:) applied in the order given, the stages acting on the last")
 			fs.BoolVar(&f.flatten, "flatten", false, "with --dir: every .tf file below DIR becomes a root file named after its folder (documentation snippets combined into one root)")
 			fs.StringVar(&f.repo, "repository", "", "the `URL` of the repository the files come from (https://host/owner/repo)")
 			fs.StringVar(&f.commit, "commit", "", "the full 40-hex `COMMIT` the files are pinned at")
@@ -57,10 +58,13 @@ func estateNewCommand(stdout io.Writer) cli.Command {
 			registerCache(fs, &f.cache)
 			fs.BoolVar(&f.force, "force", false, "overwrite an existing estate.yaml")
 			return func(ctx context.Context, _ []string) error {
-				if (f.dir == "") == (len(f.paths) == 0) {
-					return cli.Usagef("estate new", "give --dir DIR (offline) or --repository R --commit C --path P... (online)")
+				if (len(f.dirs) == 0) == (len(f.paths) == 0) {
+					return cli.Usagef("estate new", "give --dir DIR... (offline) or --repository R --commit C --path P... (online)")
 				}
-				if f.dir == "" && (f.repo == "" || f.commit == "") {
+				if len(f.dirs) > 1 && (f.flatten || f.repoDir != "") {
+					return cli.Usagef("estate new", "--flatten and --repo-dir go with one --dir")
+				}
+				if len(f.dirs) == 0 && (f.repo == "" || f.commit == "") {
 					return cli.Usagef("estate new", "--path needs --repository and --commit")
 				}
 				f.estates = *estates
@@ -72,123 +76,55 @@ func estateNewCommand(stdout io.Writer) cli.Command {
 
 // estateNewFlags are estate new's flags.
 type estateNewFlags struct {
-	dir, repo, commit, repoDir, name, title, license, cache, estates string
-	flatten, force                                                   bool
-	paths                                                            multiFlag
+	repo, commit, repoDir, name, title, license, cache, estates string
+	flatten, force                                              bool
+	dirs, paths                                                 multiFlag
 }
 
 // newEstate writes the estate and prints its report on w: what the root
 // reads, what a run changes so it reaches each side's cluster, what the
-// toolchain cannot supply and what only the user knows.
+// toolchain cannot supply and what only the user knows. Several --dir
+// folders make an ordered estate (roots:, applied in the order given: a
+// CRD's root before its custom resources'); the last is the acted root.
 func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
-	src := &estate.Source{Repository: f.repo, Commit: f.commit, License: f.license}
-	var (
-		files map[string][]byte // path relative to the root's folder -> content
-		taken *estate.Taken
-	)
-	if f.dir != "" {
-		abs, err := filepath.Abs(f.dir)
-		if err != nil {
-			return err
-		}
-		base, rootRel := filepath.Dir(abs), filepath.Base(abs)
-		if r, c, d, ok := corpusLayout(abs); ok {
-			src.Repository, src.Commit = orDefault(f.repo, r), orDefault(f.commit, c)
-			if f.repoDir == "" {
-				f.repoDir = d
-			}
-			base, rootRel = strings.TrimSuffix(strings.TrimSuffix(filepath.ToSlash(abs), d), "/"), orDefault(d, ".")
-		} else {
-			// Outside a corpus layout the tree is the whole file system;
-			// the estate's dir becomes the part the root's files share.
-			base, rootRel = "/", strings.TrimPrefix(filepath.ToSlash(abs), "/")
-		}
-		if f.flatten {
-			if files, err = readDir(abs); err != nil {
-				return err
-			}
-			src.Dir = f.repoDir
-		} else {
-			if taken, err = estate.Closure(estate.DirTree(base), rootRel); err != nil {
-				return fmt.Errorf("estate new: %w", err)
-			}
-			var up int
-			if files, up, err = takenFiles(estate.DirTree(base), taken); err != nil {
-				return err
-			}
-			src.Dir = f.repoDir
-			if src.Dir == "" && up > 0 {
-				// Outside a corpus layout: the folders the files climb to
-				// stand for the repository's.
-				segs := strings.Split(rootRel, "/")
-				src.Dir = strings.Join(segs[max(0, len(segs)-up):], "/")
-			}
-		}
-		if f.name == "" {
-			f.name = "corpus-" + slug(orDefault(path.Base(src.Dir), repoName(src.Repository)))
-			if src.Dir == "" || src.Dir == "." {
-				f.name = "corpus-" + slug(orDefault(repoName(src.Repository), filepath.Base(abs)))
-			}
-		}
-	} else {
-		tree, err := corpus.OpenTree(ctx, f.repo, f.commit)
-		if err != nil {
-			return err
-		}
-		defer tree.Close()
-		root, only := onlinePaths(tree, f.paths)
-		if taken, err = estate.Closure(tree, root, only...); err != nil {
-			return fmt.Errorf("estate new: %w", err)
-		}
-		if files, _, err = takenFiles(tree, taken); err != nil {
-			return err
-		}
-		src.Dir = strings.TrimPrefix(taken.Root, ".")
-		if f.name == "" {
-			f.name = "corpus-" + slug(repoName(f.repo))
-			if src.Dir != "" {
-				f.name = "corpus-" + slug(path.Base(src.Dir))
-			}
-		}
-	}
-	if src.Repository == "" {
-		src.Repository = TODO
-	}
-	if src.Commit == "" {
-		src.Commit = TODO
-	}
-	rootFiles := slices.Sorted(maps.Keys(files))
-	for _, rel := range rootFiles {
-		sf := estate.SourceFile{Path: rel, SHA256: corpus.Sum(files[rel])}
-		if f.flatten && strings.Contains(rel, "/") {
-			sf.As = flatName(rel, rootFiles)
-		}
-		src.Files = append(src.Files, sf)
-	}
-	if f.title == "" {
-		f.title = strings.TrimPrefix(src.Repository, "https://github.com/") + " " + orDefault(src.Dir, "root")
-	}
-	// The root as a run lays it out - overrides included - for the report,
-	// the preview and the variables.
+	// The roots as a run lays them out - overrides included - for the
+	// report, the preview and the variables.
 	work, err := os.MkdirTemp("", "gauntlet-estate-new-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	root, err := layOut(work, src, files)
-	if err != nil {
-		return err
+	var roots []*takenRoot
+	if len(f.dirs) > 0 {
+		for i, dir := range f.dirs {
+			tr, err := takeDir(f, dir, filepath.Join(work, fmt.Sprint(i)))
+			if err != nil {
+				return err
+			}
+			roots = append(roots, tr)
+		}
+	} else {
+		tr, err := takeOnline(ctx, f, work)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, tr)
 	}
-	laid, err := root.Taken()
-	if err != nil {
-		return err
+	acted := roots[len(roots)-1]
+	if f.name == "" {
+		f.name = acted.name
 	}
-	vars, required, err := rootVariables(root.Dir)
-	if err != nil {
-		return err
+	if f.title == "" {
+		f.title = strings.TrimPrefix(acted.src.Repository, "https://github.com/") + " " + orDefault(acted.src.Dir, "root")
 	}
-	for _, r := range required {
-		vars[r] = TODO
+	if len(roots) > 1 {
+		seen := map[string]int{}
+		for _, r := range roots {
+			r.rootName = strings.TrimPrefix(r.name, "corpus-")
+			if seen[r.rootName]++; seen[r.rootName] > 1 {
+				r.rootName += fmt.Sprint("-", seen[r.rootName])
+			}
+		}
 	}
 	out := filepath.Join(f.estates, f.name, "estate.yaml")
 	if _, err := os.Stat(out); err == nil && !f.force {
@@ -197,12 +133,158 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	needs := laid.ProviderNeeds(supplied(), nil)
-	if err := os.WriteFile(out, []byte(specYAML(f.name, f.title, src, vars, required, needs)), 0o644); err != nil {
+	body := ""
+	if len(roots) == 1 {
+		body = specYAML(f.name, f.title, acted.src, acted.vars, acted.required, acted.needs)
+	} else {
+		body = rootsYAML(f.name, f.title, roots)
+	}
+	if err := os.WriteFile(out, []byte(body), 0o644); err != nil {
 		return err
 	}
+	for _, r := range roots {
+		if err := writeTaken(w, f, out, r, len(roots) > 1); err != nil {
+			return err
+		}
+	}
+	if len(roots) > 1 {
+		fmt.Fprintf(w, "\nthe stages act on the last root, %s; the others are applied before it in the order given and destroyed after it\n", acted.rootName)
+	}
+	return printPreview(w, acted.root.Dir)
+}
+
+// takenRoot is one root as estate new took it.
+type takenRoot struct {
+	name     string // the estate's default name for this root alone
+	rootName string // its name under roots: in an ordered estate
+	src      *estate.Source
+	files    map[string][]byte // path relative to the root's folder -> content
+	taken    *estate.Taken     // nil with --flatten
+	laid     *estate.Taken
+	root     *estate.Root
+	vars     map[string]string
+	required []string
+	needs    []estate.ProviderNeed
+}
+
+// takeDir takes the root in a folder (offline), laid out in work.
+func takeDir(f estateNewFlags, dir, work string) (*takenRoot, error) {
+	tr := &takenRoot{src: &estate.Source{Repository: f.repo, Commit: f.commit, License: f.license}}
+	src, repoDir := tr.src, f.repoDir
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	base, rootRel := filepath.Dir(abs), filepath.Base(abs)
+	if r, c, d, ok := corpusLayout(abs); ok {
+		src.Repository, src.Commit = orDefault(f.repo, r), orDefault(f.commit, c)
+		if repoDir == "" || len(f.dirs) > 1 {
+			repoDir = d
+		}
+		base, rootRel = strings.TrimSuffix(strings.TrimSuffix(filepath.ToSlash(abs), d), "/"), orDefault(d, ".")
+	} else {
+		// Outside a corpus layout the tree is the whole file system;
+		// the estate's dir becomes the part the root's files share.
+		base, rootRel = "/", strings.TrimPrefix(filepath.ToSlash(abs), "/")
+	}
+	if f.flatten {
+		if tr.files, err = readDir(abs); err != nil {
+			return nil, err
+		}
+		src.Dir = repoDir
+	} else {
+		if tr.taken, err = estate.Closure(estate.DirTree(base), rootRel); err != nil {
+			return nil, fmt.Errorf("estate new: %w", err)
+		}
+		var up int
+		if tr.files, up, err = takenFiles(estate.DirTree(base), tr.taken); err != nil {
+			return nil, err
+		}
+		src.Dir = repoDir
+		if src.Dir == "" && up > 0 {
+			// Outside a corpus layout: the folders the files climb to
+			// stand for the repository's.
+			segs := strings.Split(rootRel, "/")
+			src.Dir = strings.Join(segs[max(0, len(segs)-up):], "/")
+		}
+	}
+	tr.name = "corpus-" + slug(orDefault(path.Base(src.Dir), repoName(src.Repository)))
+	if src.Dir == "" || src.Dir == "." {
+		tr.name = "corpus-" + slug(orDefault(repoName(src.Repository), filepath.Base(abs)))
+	}
+	return tr, tr.lay(f, work)
+}
+
+// takeOnline takes the root at the repository's paths (online).
+func takeOnline(ctx context.Context, f estateNewFlags, work string) (*takenRoot, error) {
+	tr := &takenRoot{src: &estate.Source{Repository: f.repo, Commit: f.commit, License: f.license}}
+	tree, err := corpus.OpenTree(ctx, f.repo, f.commit)
+	if err != nil {
+		return nil, err
+	}
+	defer tree.Close()
+	root, only := onlinePaths(tree, f.paths)
+	if tr.taken, err = estate.Closure(tree, root, only...); err != nil {
+		return nil, fmt.Errorf("estate new: %w", err)
+	}
+	if tr.files, _, err = takenFiles(tree, tr.taken); err != nil {
+		return nil, err
+	}
+	tr.src.Dir = strings.TrimPrefix(tr.taken.Root, ".")
+	tr.name = "corpus-" + slug(repoName(f.repo))
+	if tr.src.Dir != "" {
+		tr.name = "corpus-" + slug(path.Base(tr.src.Dir))
+	}
+	return tr, tr.lay(f, work)
+}
+
+// lay pins the root's files and lays the root out in work as a run would,
+// reading its variables and the providers the toolchain cannot supply.
+func (tr *takenRoot) lay(f estateNewFlags, work string) error {
+	src := tr.src
+	if src.Repository == "" {
+		src.Repository = TODO
+	}
+	if src.Commit == "" {
+		src.Commit = TODO
+	}
+	rootFiles := slices.Sorted(maps.Keys(tr.files))
+	for _, rel := range rootFiles {
+		sf := estate.SourceFile{Path: rel, SHA256: corpus.Sum(tr.files[rel])}
+		if f.flatten && strings.Contains(rel, "/") {
+			sf.As = flatName(rel, rootFiles)
+		}
+		src.Files = append(src.Files, sf)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if tr.root, err = layOut(work, src, tr.files); err != nil {
+		return err
+	}
+	if tr.laid, err = tr.root.Taken(); err != nil {
+		return err
+	}
+	if tr.vars, tr.required, err = rootVariables(tr.root.Dir); err != nil {
+		return err
+	}
+	for _, r := range tr.required {
+		tr.vars[r] = TODO
+	}
+	tr.needs = tr.laid.ProviderNeeds(supplied(), nil)
+	return nil
+}
+
+// writeTaken says what was written for the root, caches its files so a
+// run finds them offline, and reports what it found.
+func writeTaken(w io.Writer, f estateNewFlags, out string, tr *takenRoot, several bool) error {
+	src := tr.src
+	if several {
+		fmt.Fprintf(w, "\n== root %s\n", tr.rootName)
+	}
 	fmt.Fprintf(w, "wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
-	if f.dir != "" && src.Repository != TODO && src.Commit != TODO {
+	if len(f.dirs) > 0 && src.Repository != TODO && src.Commit != TODO {
 		// The run finds the files verified in the cache, offline.
 		c, err := cacheOrDefault(f.cache)
 		if err != nil {
@@ -216,20 +298,20 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-			if err := os.WriteFile(p, files[sf.Path], 0o644); err != nil {
+			if err := os.WriteFile(p, tr.files[sf.Path], 0o644); err != nil {
 				return err
 			}
 		}
 		fmt.Fprintf(w, "cached the files under %s\n", filepath.Join(c, "corpus"))
 	}
-	report(w, taken, laid, root, needs)
+	report(w, tr.taken, tr.laid, tr.root, tr.needs)
 	if src.Repository == TODO || src.Commit == TODO {
 		fmt.Fprintf(w, "TODO: fill in source.repository and source.commit in %s (or pass --repository and --commit): the estate does not load until they are set\n", out)
 	}
-	if len(required) > 0 {
-		fmt.Fprintf(w, "TODO: the root requires variables with no default: %s - written as TODO under variables: in %s; the estate does not load until each has a value\n", strings.Join(required, ", "), out)
+	if len(tr.required) > 0 {
+		fmt.Fprintf(w, "TODO: the root requires variables with no default: %s - written as TODO under variables: in %s; the estate does not load until each has a value\n", strings.Join(tr.required, ", "), out)
 	}
-	return printPreview(w, root.Dir)
+	return nil
 }
 
 // report says what estate new found: the files and modules taken besides
@@ -592,6 +674,38 @@ func specYAML(name, title string, src *estate.Source, vars map[string]string, re
 		b.WriteString("# The root's version constraints exclude the pinned providers; to run it on the pins,\n# declare each relaxation (the evidence page shows it) by uncommenting:\n# relax_providers:\n")
 		for _, n := range relax {
 			fmt.Fprintf(&b, "#   - {provider: %s, constraint: %q, why: \"...\"}  # %s\n", n.Use.Name, n.Use.Constraint, n.Use.Pos)
+		}
+	}
+	return b.String()
+}
+
+// rootsYAML is the estate.yaml of an ordered estate: each root with its
+// pinned source and its variables, in apply order.
+func rootsYAML(name, title string, roots []*takenRoot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: %s\n", estate.APIVersion)
+	fmt.Fprintf(&b, "# Written by `gauntlet estate new`: each root's files pinned by sha256, the roots applied in\n")
+	fmt.Fprintf(&b, "# order and destroyed in reverse; the stages act on the last. The stage plans are derived\n")
+	fmt.Fprintf(&b, "# from the acted root at run time; a section written here overrides its derived plan.\n")
+	fmt.Fprintf(&b, "name: %s\ntitle: %q\nroots:\n", name, title)
+	for _, r := range roots {
+		fmt.Fprintf(&b, "  - name: %s\n    source:\n      repository: %s\n      commit: %q\n", r.rootName, r.src.Repository, r.src.Commit)
+		if r.src.License != "" {
+			fmt.Fprintf(&b, "      license: %s\n", r.src.License)
+		}
+		fmt.Fprintf(&b, "      dir: %q\n      files:\n", r.src.Dir)
+		for _, f := range r.src.Files {
+			fmt.Fprintf(&b, "        - {path: %s, sha256: %s}\n", f.Path, f.SHA256)
+		}
+		if len(r.vars) > 0 {
+			b.WriteString("    variables:\n")
+			for _, k := range slices.Sorted(maps.Keys(r.vars)) {
+				if r.vars[k] == TODO && slices.Contains(r.required, k) {
+					fmt.Fprintf(&b, "      %s: %s # required by the root (no default): the estate does not load until it has a value\n", k, TODO)
+					continue
+				}
+				fmt.Fprintf(&b, "      %s: %q\n", k, r.vars[k])
+			}
 		}
 	}
 	return b.String()

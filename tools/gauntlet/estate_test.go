@@ -182,3 +182,41 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// estate new with two --dir folders writes an ordered estate: the roots in
+// the order given (a CRD before its custom resource), each pinned, the
+// estate named after the last, which the stages act on.
+func TestEstateNewWritesRootsInOrder(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "example", "platform", strings.Repeat("e", 40))
+	writeFiles(t, repo, map[string]string{
+		"crd/main.tf": "variable \"kube\" {}\nprovider \"kubernetes\" {\n  config_path = var.kube\n}\nresource \"kubernetes_config_map_v1\" \"crd\" {\n  metadata { name = \"crd\" }\n}\n",
+		"app/main.tf": "resource \"kubernetes_config_map_v1\" \"app\" {\n  metadata {\n    name   = \"app\"\n    labels = { tier = \"web\" }\n  }\n}\n",
+	})
+	estates := filepath.Join(t.TempDir(), "estates")
+	code, stdout, stderr := gauntletCLI(t, "estate", "new", "--dir", filepath.Join(repo, "crd"), "--dir", filepath.Join(repo, "app"), "--estates", estates, "--cache", filepath.Join(t.TempDir(), "cache"))
+	if code != 0 {
+		t.Fatalf("estate new: exit %d: %s", code, stderr)
+	}
+	s, err := estate.Load(estates, "corpus-app")
+	if err != nil {
+		t.Fatalf("the ordered estate does not load: %v", err)
+	}
+	specs := s.RootSpecs()
+	if len(specs) != 2 || specs[0].Name != "crd" || specs[1].Name != "app" {
+		t.Fatalf("roots %+v, want crd then app", specs)
+	}
+	for _, r := range specs {
+		if r.Source == nil || r.Source.Dir != r.Name || len(r.Source.Files) != 1 || len(r.Source.Files[0].SHA256) != 64 {
+			t.Errorf("root %s: source %+v, want its folder's main.tf pinned by sha256", r.Name, r.Source)
+		}
+	}
+	if specs[0].Variables["kube"] != "${kubeconfig}" || len(specs[1].Variables) != 0 {
+		t.Errorf("variables crd %v, app %v: want crd's config_path variable set to each side's kubeconfig, app's none", specs[0].Variables, specs[1].Variables)
+	}
+	if !strings.Contains(stdout, "== root crd") || !strings.Contains(stdout, "== root app") || !strings.Contains(stdout, "the stages act on the last root, app") {
+		t.Errorf("the report does not name each root and the acted one:\n%s", stdout)
+	}
+	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", filepath.Join(repo, "crd"), "--dir", filepath.Join(repo, "app"), "--flatten", "--estates", estates); code != 2 || !strings.Contains(stderr, "with one --dir") {
+		t.Errorf("--flatten with two --dir: exit %d, %s; want a usage error", code, stderr)
+	}
+}
