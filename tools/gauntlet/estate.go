@@ -642,28 +642,8 @@ func specYAML(name, title string, src *estate.Source, vars map[string]string, re
 	fmt.Fprintf(&b, "# (drift, rename, remove, plan_approval) are derived from the root at run time; a section\n")
 	fmt.Fprintf(&b, "# written here overrides its derived plan.\n")
 	fmt.Fprintf(&b, "name: %s\ntitle: %q\n", name, title)
-	fmt.Fprintf(&b, "source:\n  repository: %s\n  commit: %q\n", src.Repository, src.Commit)
-	if src.License != "" {
-		fmt.Fprintf(&b, "  license: %s\n", src.License)
-	}
-	fmt.Fprintf(&b, "  dir: %q\n  files:\n", src.Dir)
-	for _, f := range src.Files {
-		if f.As != "" {
-			fmt.Fprintf(&b, "    - {path: %s, sha256: %s, as: %s}\n", f.Path, f.SHA256, f.As)
-		} else {
-			fmt.Fprintf(&b, "    - {path: %s, sha256: %s}\n", f.Path, f.SHA256)
-		}
-	}
-	if len(vars) > 0 {
-		b.WriteString("variables:\n")
-		for _, k := range slices.Sorted(maps.Keys(vars)) {
-			if vars[k] == TODO && slices.Contains(required, k) {
-				fmt.Fprintf(&b, "  %s: %s # required by the root (no default): the estate does not load until it has a value\n", k, TODO)
-				continue
-			}
-			fmt.Fprintf(&b, "  %s: %q\n", k, vars[k])
-		}
-	}
+	writeSource(&b, "", src)
+	writeVariables(&b, "", vars, required)
 	var relax []estate.ProviderNeed
 	for _, n := range needs {
 		if n.Relaxable {
@@ -689,26 +669,43 @@ func rootsYAML(name, title string, roots []*takenRoot) string {
 	fmt.Fprintf(&b, "# from the acted root at run time; a section written here overrides its derived plan.\n")
 	fmt.Fprintf(&b, "name: %s\ntitle: %q\nroots:\n", name, title)
 	for _, r := range roots {
-		fmt.Fprintf(&b, "  - name: %s\n    source:\n      repository: %s\n      commit: %q\n", r.rootName, r.src.Repository, r.src.Commit)
-		if r.src.License != "" {
-			fmt.Fprintf(&b, "      license: %s\n", r.src.License)
-		}
-		fmt.Fprintf(&b, "      dir: %q\n      files:\n", r.src.Dir)
-		for _, f := range r.src.Files {
-			fmt.Fprintf(&b, "        - {path: %s, sha256: %s}\n", f.Path, f.SHA256)
-		}
-		if len(r.vars) > 0 {
-			b.WriteString("    variables:\n")
-			for _, k := range slices.Sorted(maps.Keys(r.vars)) {
-				if r.vars[k] == TODO && slices.Contains(r.required, k) {
-					fmt.Fprintf(&b, "      %s: %s # required by the root (no default): the estate does not load until it has a value\n", k, TODO)
-					continue
-				}
-				fmt.Fprintf(&b, "      %s: %q\n", k, r.vars[k])
-			}
-		}
+		fmt.Fprintf(&b, "  - name: %s\n", r.rootName)
+		writeSource(&b, "    ", r.src)
+		writeVariables(&b, "    ", r.vars, r.required)
 	}
 	return b.String()
+}
+
+// writeSource writes a source: block, each line indented by in.
+func writeSource(b *strings.Builder, in string, src *estate.Source) {
+	fmt.Fprintf(b, "%ssource:\n%s  repository: %s\n%s  commit: %q\n", in, in, src.Repository, in, src.Commit)
+	if src.License != "" {
+		fmt.Fprintf(b, "%s  license: %s\n", in, src.License)
+	}
+	fmt.Fprintf(b, "%s  dir: %q\n%s  files:\n", in, src.Dir, in)
+	for _, f := range src.Files {
+		if f.As != "" {
+			fmt.Fprintf(b, "%s    - {path: %s, sha256: %s, as: %s}\n", in, f.Path, f.SHA256, f.As)
+		} else {
+			fmt.Fprintf(b, "%s    - {path: %s, sha256: %s}\n", in, f.Path, f.SHA256)
+		}
+	}
+}
+
+// writeVariables writes a variables: block, each line indented by in; a
+// required variable with no value yet is a TODO the loader refuses.
+func writeVariables(b *strings.Builder, in string, vars map[string]string, required []string) {
+	if len(vars) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%svariables:\n", in)
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if vars[k] == TODO && slices.Contains(required, k) {
+			fmt.Fprintf(b, "%s  %s: %s # required by the root (no default): the estate does not load until it has a value\n", in, k, TODO)
+			continue
+		}
+		fmt.Fprintf(b, "%s  %s: %q\n", in, k, vars[k])
+	}
 }
 
 func slug(s string) string {
