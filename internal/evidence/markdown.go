@@ -218,6 +218,30 @@ func figuresLine(s result.Stage) string {
 	return "Figures: " + strings.Join(figs, ", ") + "."
 }
 
+// callsLine is "Engine calls: " and each side's calls by subcommand,
+// costliest first, with their time; or empty for a run recorded before
+// calls were broken down.
+func callsLine(s result.Stage) string {
+	var sides []string
+	for _, side := range []string{"subject", "oracle"} {
+		by := s.Calls[side]
+		if len(by) == 0 {
+			continue
+		}
+		subs := slices.Sorted(maps.Keys(by))
+		slices.SortStableFunc(subs, func(a, b string) int { return by[b].MS - by[a].MS })
+		parts := make([]string, len(subs))
+		for i, sub := range subs {
+			parts[i] = fmt.Sprintf("%s %d (%.1fs)", sub, by[sub].N, float64(by[sub].MS)/1000)
+		}
+		sides = append(sides, side+" "+strings.Join(parts, ", "))
+	}
+	if len(sides) == 0 {
+		return ""
+	}
+	return "Engine calls: " + strings.Join(sides, "; ") + "."
+}
+
 // checksLine lists every check with what proves it: the BREAKs that made
 // it fail, or why none can; a check that did not pass says so first.
 func checksLine(checks []result.Check) string {

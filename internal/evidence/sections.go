@@ -260,6 +260,9 @@ func writeStage(b *strings.Builder, s result.Stage) {
 	if f := figuresLine(s); f != "" {
 		b.WriteString(prose(f) + "\n\n")
 	}
+	if c := callsLine(s); c != "" {
+		b.WriteString(prose(c) + "\n\n")
+	}
 }
 
 // checkItem is a check as a list item: its verdict and what proves it,

@@ -19,6 +19,10 @@ import (
 func runOutOfOrder() *result.Run {
 	r := smallRun()
 	r.Stages[0].Figures = map[string]int{"subject.plans": 2}
+	r.Stages[0].Calls = map[string]map[string]result.CallTally{
+		"subject": {"show": {N: 2, MS: 800}, "plan": {N: 2, MS: 2600}},
+		"oracle":  {"plan": {N: 2, MS: 2400}},
+	}
 	r.Stages = append(r.Stages,
 		result.Stage{ID: "greenfield", Title: "Greenfield apply", Headline: true, Verdict: result.NotRun,
 			Reason: "needs live mode. The engine declares none", Requirements: []string{"GAUNT-GREEN-01"},
@@ -46,6 +50,7 @@ func TestSectionsFollowRunOrder(t *testing.T) {
 		"| Greenfield apply (greenfield) | not run | - | - | needs live mode. |",
 		"### Cold deploy\n",
 		"Figures: subject.plans=2.\n",
+		"Engine calls: subject plan 2 (2.6s), show 2 (0.8s); oracle plan 2 (2.4s).\n",
 		"### Strict profile\n",
 		"Figures: subject.api_requests=7.\n",
 		"### Migrate\n",
