@@ -178,7 +178,7 @@ func takeDir(f estateNewFlags, dir, work string) (*takenRoot, error) {
 	base, rootRel := filepath.Dir(abs), filepath.Base(abs)
 	if r, c, d, ok := corpusLayout(abs); ok {
 		src.Repository, src.Commit = orDefault(f.repo, r), orDefault(f.commit, c)
-		if repoDir == "" || len(f.dirs) > 1 {
+		if repoDir == "" {
 			repoDir = d
 		}
 		base, rootRel = strings.TrimSuffix(strings.TrimSuffix(filepath.ToSlash(abs), d), "/"), orDefault(d, ".")
