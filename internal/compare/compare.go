@@ -91,10 +91,14 @@ type Report struct {
 	// New lists every new difference, verdicts and checks first, then
 	// requests and figures; Removed every removed one; Slower the engine
 	// times outside their spread.
-	New     []Difference    `json:"new"`
-	Removed []Difference    `json:"removed"`
-	Timing  []Difference    `json:"timing"`
-	Counts  map[Outcome]int `json:"counts"`
+	New     []Difference `json:"new"`
+	Removed []Difference `json:"removed"`
+	// Unconfirmed lists request counts that differ where a side ran
+	// once: with no spread to judge them by, a wait loop's extra poll
+	// looks the same as a new request, so they are not new differences.
+	Unconfirmed []Difference    `json:"unconfirmed,omitempty"`
+	Timing      []Difference    `json:"timing"`
+	Counts      map[Outcome]int `json:"counts"`
 }
 
 // EstateReport is one estate's stages.
@@ -170,6 +174,12 @@ type RequestDelta struct {
 	Request  string `json:"request"`
 	Baseline [2]int `json:"baseline"`
 	Build    [2]int `json:"build"`
+	// Confirmed: each side ran the stage at least twice, so the ranges
+	// are spreads and they do not overlap. A count from one run cannot
+	// tell a behaviour change from a provider's wait loop polling once
+	// more on a slower run (soak shows such counts as ranges for that
+	// reason).
+	Confirmed bool `json:"confirmed"`
 }
 
 func (d RequestDelta) String() string {
@@ -229,6 +239,9 @@ func Compare(in Input) Report {
 		for _, row := range er.Stages {
 			rep.Counts[row.Outcome]++
 			rep.New = append(rep.New, newDifferences(e.Name, row)...)
+			if d, ok := unconfirmed(e.Name, row); ok {
+				rep.Unconfirmed = append(rep.Unconfirmed, d)
+			}
 			if row.Outcome == Removed {
 				rep.Removed = append(rep.Removed, difference(e.Name, row, "verdict", row.Why))
 			}
@@ -248,17 +261,42 @@ func newDifferences(estate string, row StageRow) []Difference {
 	if row.Change != "" {
 		out = append(out, difference(estate, row, row.Change, row.Why))
 	}
-	if len(row.Requests) > 0 {
-		var parts []string
-		for _, d := range row.Requests {
-			parts = append(parts, d.String())
-		}
-		out = append(out, difference(estate, row, "requests", "requests changed: "+strings.Join(parts, "; ")))
+	if ds := requestsBy(row, true); len(ds) > 0 {
+		out = append(out, difference(estate, row, "requests", "requests changed: "+deltaWords(ds)))
 	}
 	if len(row.Figures) > 0 {
 		out = append(out, difference(estate, row, "figures", "same verdict, other figures: "+strings.Join(row.Figures, ", ")))
 	}
 	return out
+}
+
+// unconfirmed is the row's request counts that differ in a single
+// repetition, as one line of the report's unconfirmed list.
+func unconfirmed(estate string, row StageRow) (Difference, bool) {
+	ds := requestsBy(row, false)
+	if len(ds) == 0 {
+		return Difference{}, false
+	}
+	return difference(estate, row, "requests", "requests differ in one repetition (unconfirmed): "+deltaWords(ds)), true
+}
+
+// requestsBy are the row's request deltas that are, or are not, confirmed.
+func requestsBy(row StageRow, confirmed bool) []RequestDelta {
+	var out []RequestDelta
+	for _, d := range row.Requests {
+		if d.Confirmed == confirmed {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func deltaWords(ds []RequestDelta) string {
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, d.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 func difference(estate string, row StageRow, kind, what string) Difference {
@@ -399,8 +437,8 @@ func compareStage(id string, e EstateRuns, versions []string) StageRow {
 	if row.Build.Verdict != result.NotApplicable || row.Baseline.Verdict != result.NotApplicable {
 		row.Requests = requestDeltas(b, a)
 	}
-	if len(row.Requests) > 0 && row.Outcome == Same {
-		row.Outcome, row.Why = New, fmt.Sprintf("the same verdict, but %d kind(s) of request changed", len(row.Requests))
+	if n := len(requestsBy(row, true)); n > 0 && row.Outcome == Same {
+		row.Outcome, row.Why = New, fmt.Sprintf("the same verdict, but %d kind(s) of request changed", n)
 	}
 	if pb && pa {
 		row.Figures = figureDeltas(b, a)
@@ -583,11 +621,12 @@ func requestDeltas(b, a sideStages) []RequestDelta {
 	for k := range ca {
 		keys[k] = true
 	}
+	spread := len(b.stages) >= 2 && len(a.stages) >= 2
 	var out []RequestDelta
 	for k := range keys {
 		rb, ra := bounds(cb[k], len(b.stages)), bounds(ca[k], len(a.stages))
 		if rb[1] < ra[0] || rb[0] > ra[1] {
-			out = append(out, RequestDelta{Request: k, Baseline: ra, Build: rb})
+			out = append(out, RequestDelta{Request: k, Baseline: ra, Build: rb, Confirmed: spread})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Request < out[j].Request })

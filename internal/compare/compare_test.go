@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,28 +144,40 @@ func TestAFailingCheckWhoseFindingChangedIsNewAndTheSameFailureIsShared(t *testi
 }
 
 func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
-	base, build := load(t, passRun), load(t, passRun)
-	for _, r := range []*result.Run{base, build} {
-		for i := range r.Stages {
-			r.Stages[i].Requests = map[string]map[string]int{"subject": {"get configmaps": 3, "list namespaces": 1}}
+	// Two repetitions a side: the counts have spreads to be judged by.
+	runs := func(n int, testPlan map[string]int) []*result.Run {
+		var out []*result.Run
+		for range n {
+			r := load(t, passRun)
+			for i := range r.Stages {
+				r.Stages[i].Requests = map[string]map[string]int{"subject": {"get configmaps": 3, "list namespaces": 1}}
+			}
+			if testPlan != nil {
+				stageOf(r, "test_plan").Requests["subject"] = testPlan
+			}
+			out = append(out, r)
 		}
+		return out
 	}
-	stageOf(build, "test_plan").Requests["subject"] = map[string]int{"get configmaps": 4, "list namespaces": 1, "get services": 2}
-	r := Compare(input([]*result.Run{build}, []*result.Run{base}))
+	more := map[string]int{"get configmaps": 4, "list namespaces": 1, "get services": 2}
+	base, build := runs(2, nil), runs(2, more)
+	r := Compare(input(build, base))
 	got := row(t, r, "test_plan")
-	if got.Outcome != New || len(got.Requests) != 2 || got.Requests[0].String() != "get configmaps 3 -> 4" || got.Requests[1].String() != "get services 0 -> 2" {
+	if got.Outcome != New || len(got.Requests) != 2 || got.Requests[0].String() != "get configmaps 3 -> 4" || got.Requests[1].String() != "get services 0 -> 2" || !got.Requests[0].Confirmed {
 		t.Fatalf("test_plan: %+v", got)
 	}
-	if len(r.New) != 1 || r.New[0].Kind != "requests" || !strings.Contains(r.New[0].What, "get configmaps 3 -> 4; get services 0 -> 2") {
-		t.Errorf("new %+v", r.New)
+	if len(r.New) != 1 || r.New[0].Kind != "requests" || !strings.Contains(r.New[0].What, "get configmaps 3 -> 4; get services 0 -> 2") || len(r.Unconfirmed) != 0 {
+		t.Errorf("new %+v, unconfirmed %+v", r.New, r.Unconfirmed)
 	}
 	if row(t, r, "migrate").Outcome != Same {
 		t.Errorf("migrate changed: %+v", row(t, r, "migrate"))
 	}
 	// A stage that sent no request (fence: not run) records none, and
 	// the run is still compared request by request.
-	stageOf(base, "fence").Requests, stageOf(build, "fence").Requests = nil, nil
-	r = Compare(input([]*result.Run{build}, []*result.Run{base}))
+	for _, run := range append(slices.Clone(base), build...) {
+		stageOf(run, "fence").Requests = nil
+	}
+	r = Compare(input(build, base))
 	if got := row(t, r, "fence"); got.Outcome != Same || len(got.Requests) != 0 {
 		t.Errorf("fence: %+v", got)
 	}
@@ -172,19 +185,30 @@ func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
 		t.Errorf("test_plan with a stage without requests: %+v", got.Requests)
 	}
 	// A run made before the breakdown is compared by its total.
-	old := load(t, passRun)
-	if got := row(t, Compare(input([]*result.Run{build}, []*result.Run{old})), "test_plan"); got.Outcome != Same {
+	if got := row(t, Compare(input(build, []*result.Run{load(t, passRun), load(t, passRun)})), "test_plan"); got.Outcome != Same {
 		t.Errorf("an old baseline whose total is the same: %+v", got.Requests)
 	}
 	// Counts that vary within the baseline's own repetitions are not a change.
-	noisy := load(t, passRun)
-	for i := range noisy.Stages {
-		noisy.Stages[i].Requests = map[string]map[string]int{"subject": {"get configmaps": 3, "list namespaces": 1}}
-	}
-	stageOf(noisy, "test_plan").Requests["subject"] = map[string]int{"get configmaps": 4, "list namespaces": 1, "get services": 1}
-	r = Compare(input([]*result.Run{build}, []*result.Run{base, noisy}))
+	noisy := runs(1, map[string]int{"get configmaps": 4, "list namespaces": 1, "get services": 1})
+	r = Compare(input(build, append(runs(1, nil), noisy...)))
 	if got := row(t, r, "test_plan"); len(got.Requests) != 1 || got.Requests[0].String() != "get services 0-1 -> 2" {
 		t.Errorf("within the spread: %+v", got.Requests)
+	}
+	// One repetition a side has no spread: the same counts are listed as
+	// unconfirmed, and the stage is not a new difference.
+	r = Compare(input(runs(1, more), runs(1, nil)))
+	if got := row(t, r, "test_plan"); got.Outcome != Same || len(got.Requests) != 2 || got.Requests[0].Confirmed {
+		t.Errorf("one repetition: %+v", got)
+	}
+	if len(r.New) != 0 || len(r.Unconfirmed) != 1 || !strings.Contains(r.Unconfirmed[0].What, "(unconfirmed): get configmaps 3 -> 4; get services 0 -> 2") {
+		t.Errorf("one repetition: new %+v, unconfirmed %+v", r.New, r.Unconfirmed)
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## Request counts that differ in one repetition (unconfirmed)") || !strings.Contains(md.String(), " (unconfirmed) |") {
+		t.Errorf("report.md does not list the unconfirmed counts:\n%s", md.String())
 	}
 }
 

@@ -111,6 +111,13 @@ func Markdown(w io.Writer, r Report) error {
 	for _, d := range r.New {
 		writeDifference(&b, d)
 	}
+	if len(r.Unconfirmed) > 0 {
+		b.WriteString("\n## Request counts that differ in one repetition (unconfirmed)\n\n")
+		b.WriteString(unconfirmedNote + "\n\n")
+		for _, d := range r.Unconfirmed {
+			writeDifference(&b, d)
+		}
+	}
 	b.WriteString("\n## Engine time outside the spread\n\n")
 	if len(r.Timing) == 0 {
 		fmt.Fprintf(&b, "None: %s\n", timingNote(r))
@@ -239,10 +246,16 @@ func secondsWords(row StageRow) string {
 	return fmt.Sprintf("%.1f / %.1f / %.1f", medianInt(row.Build.EngineMS)/1000, medianInt(row.Baseline.EngineMS)/1000, float64(row.Stock.EngineMS)/1000)
 }
 
+// unconfirmedNote says why a request count from one run is not a new
+// difference.
+const unconfirmedNote = "A side ran once, so these counts have no spread: a provider's wait loop (a rollout, a deletion) polls once more on a slower run. Not counted as new differences; -n 3 confirms or clears them."
+
 func requestWords(row StageRow) string {
 	s := fmt.Sprintf("%s / %s / %d", spanOf(row.Build.Requests), spanOf(row.Baseline.Requests), row.Stock.Requests)
-	if len(row.Requests) > 0 {
+	if len(requestsBy(row, true)) > 0 {
 		s = "**" + s + "**"
+	} else if len(row.Requests) > 0 {
+		s += " (unconfirmed)"
 	}
 	return s
 }
@@ -289,6 +302,10 @@ func Page(r Report) htmlreport.Page {
 		htmlreport.Section{ID: "removed", Heading: fmt.Sprintf("Removed differences (%d)", len(r.Removed)), Empty: "None.", Items: items(r.Removed, "removed", r)},
 		htmlreport.Section{ID: "shared", Heading: "Shared", Empty: "No stage fails the same way on both.", Items: shared(r)},
 	)
+	if len(r.Unconfirmed) > 0 {
+		p.Sections = slices.Insert(p.Sections, 1, htmlreport.Section{ID: "unconfirmed", Intro: unconfirmedNote, Items: items(r.Unconfirmed, "unsteady", r),
+			Heading: fmt.Sprintf("Request counts that differ in one repetition, unconfirmed (%d)", len(r.Unconfirmed))})
+	}
 	charts := htmlreport.Section{ID: "charts", Heading: "Engine time and API requests per stage",
 		Intro: "Medians over the repetitions: the build, the baseline, and stock (the oracle's side, recorded once)."}
 	for _, e := range r.Estates {
@@ -368,8 +385,10 @@ func summaryCell(s StageRow) htmlreport.Cell {
 	default:
 		c.Text, c.Class = string(s.Outcome), string(s.Outcome)
 	}
-	if len(s.Requests) > 0 {
+	if len(requestsBy(s, true)) > 0 {
 		c.Mark = "req"
+	} else if len(s.Requests) > 0 {
+		c.Mark = "req?"
 	}
 	if s.Time.Flagged {
 		c.Mark += "t"
@@ -389,7 +408,7 @@ func items(ds []Difference, class string, r Report) []htmlreport.Item {
 		switch d.Kind {
 		case "requests":
 			row := findRow(r, d.Estate, d.Stage)
-			for _, q := range row.Requests {
+			for _, q := range requestsBy(row, class == "new") {
 				base.Lines = append(base.Lines, fmt.Sprintf("%s: %s", q.Request, span(q.Baseline)))
 				build.Lines = append(build.Lines, fmt.Sprintf("%s: %s", q.Request, span(q.Build)))
 			}

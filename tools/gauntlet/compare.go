@@ -26,7 +26,8 @@ func compareCommand() cli.Command {
 			"side recorded by the first baseline run and replayed for the others, and writes report.md, report.json and report.html " +
 			"with every run's evidence in <estate>/baseline-<i>/ and <estate>/build-<i>/. Every estate x stage is the same, new (the " +
 			"build introduced a difference: a verdict, a failing check's finding, the requests sent by verb and resource, or an exact " +
-			"figure), removed, shared (a limitation when estate.yaml says stock does it too) or unsteady; engine time is a ratio with " +
+			"figure), removed, shared (a limitation when estate.yaml says stock does it too) or unsteady; request counts from one run a side " +
+			"are listed as unconfirmed (a wait loop polls as often as the cluster takes), not as new; engine time is a ratio with " +
 			"its spread, flagged only outside it. Exits 1 when the build introduced a new difference, 3 when there is none but a run " +
 			"could not happen or a stage is unsteady (nothing is concluded about it). --shard I/N with --all takes only the I-th of N " +
 			"parts of the estates; each shard's report stands alone.",
