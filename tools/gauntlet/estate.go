@@ -33,7 +33,7 @@ func estateNewCommand(stdout io.Writer) cli.Command {
 		Doc: "Writes estates/<name>/estate.yaml for a Terraform root, pinning by sha256 every file the root reads - its .tf files, " +
 			"the local modules it calls and the files it reads (file(), templatefile(), ...), from outside its folder too: from a " +
 			"directory (offline; a folder laid out like ../shared/corpus gives the repository and commit, and the files are cached " +
-			"so a run finds them), or from a repository's paths at a commit (online, a shallow git fetch). A variable a kubernetes " +
+			"so a run finds them; a plain folder without --repository and --commit has its files copied beside estate.yaml, files:), or from a repository's paths at a commit (online, a shallow git fetch). A variable a kubernetes " +
 			"provider's config_path reads is set to the run's kubeconfig; a variable with no default is written as TODO, and the " +
 			"estate does not load until it has a value. Then reports what it took, what it could not resolve, the literal cluster " +
 			"settings a run overrides, the providers the toolchain cannot supply (with a commented relax_providers: where the " +
@@ -51,7 +51,7 @@ func estateNewCommand(stdout io.Writer) cli.Command {
 			fs.StringVar(&f.commit, "commit", "", "the full 40-hex `COMMIT` the files are pinned at")
 			fs.StringVar(&f.repoDir, "repo-dir", "", "with --dir: the root's `FOLDER` inside the repository (inferred from a corpus layout .../<owner>/<repo>/<commit>/<dir>)")
 			fs.Var(&f.paths, "path", "online: the root's folder, or files of one folder, in the repository, a `PATH` (repeatable)")
-			fs.StringVar(&f.name, "name", "", "the estate's `NAME` (default: corpus-<folder>, or corpus-<repository> for a root at the repository's top)")
+			fs.StringVar(&f.name, "name", "", "the estate's `NAME` (default: corpus-<folder>, or corpus-<repository> for a root at the repository's top; <folder> for a plain folder copied beside estate.yaml)")
 			fs.StringVar(&f.title, "title", "", "the estate's `TITLE` (default: the repository and folder)")
 			fs.StringVar(&f.license, "license", "", "the files' license, an SPDX `ID`")
 			estates := registerEstates(fs)
@@ -115,12 +115,15 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 		f.name = acted.name
 	}
 	if f.title == "" {
-		f.title = strings.TrimPrefix(acted.src.Repository, "https://github.com/") + " " + orDefault(acted.src.Dir, "root")
+		f.title = orDefault(acted.title, strings.TrimPrefix(acted.src.Repository, "https://github.com/")+" "+orDefault(acted.src.Dir, "root"))
 	}
 	if len(roots) > 1 {
 		seen := map[string]int{}
 		for _, r := range roots {
 			r.rootName = strings.TrimPrefix(r.name, "corpus-")
+			if r.rootName == "" {
+				r.rootName = "root"
+			}
 			if seen[r.rootName]++; seen[r.rootName] > 1 {
 				r.rootName += fmt.Sprint("-", seen[r.rootName])
 			}
@@ -135,12 +138,24 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 	}
 	body := ""
 	if len(roots) == 1 {
-		body = specYAML(f.name, f.title, acted.src, acted.vars, acted.required, acted.needs)
+		body = specYAML(f.name, f.title, acted)
 	} else {
 		body = rootsYAML(f.name, f.title, roots)
 	}
 	if err := os.WriteFile(out, []byte(body), 0o644); err != nil {
 		return err
+	}
+	for _, r := range roots {
+		paths, files := r.besideFiles(len(roots) > 1)
+		for _, p := range paths {
+			dst := filepath.Join(filepath.Dir(out), filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(dst, files[p], 0o644); err != nil {
+				return err
+			}
+		}
 	}
 	for _, r := range roots {
 		if err := writeTaken(w, f, out, r, len(roots) > 1); err != nil {
@@ -157,6 +172,7 @@ func newEstate(ctx context.Context, f estateNewFlags, w io.Writer) error {
 type takenRoot struct {
 	name     string // the estate's default name for this root alone
 	rootName string // its name under roots: in an ordered estate
+	title    string // the estate's default title, when not the repository's
 	src      *estate.Source
 	files    map[string][]byte // path relative to the root's folder -> content
 	taken    *estate.Taken     // nil with --flatten
@@ -165,6 +181,10 @@ type takenRoot struct {
 	vars     map[string]string
 	required []string
 	needs    []estate.ProviderNeed
+	// beside: the root came from a plain folder with no repository or
+	// commit given, so its files are copied beside estate.yaml (files:)
+	// instead of pinned to a repository (source:).
+	beside bool
 }
 
 // takeDir takes the root in a folder (offline), laid out in work.
@@ -186,6 +206,7 @@ func takeDir(f estateNewFlags, dir, work string) (*takenRoot, error) {
 		// Outside a corpus layout the tree is the whole file system;
 		// the estate's dir becomes the part the root's files share.
 		base, rootRel = "/", strings.TrimPrefix(filepath.ToSlash(abs), "/")
+		tr.beside = f.repo == "" && f.commit == ""
 	}
 	if f.flatten {
 		if tr.files, err = readDir(abs); err != nil {
@@ -211,6 +232,11 @@ func takeDir(f estateNewFlags, dir, work string) (*takenRoot, error) {
 	tr.name = "corpus-" + slug(orDefault(path.Base(src.Dir), repoName(src.Repository)))
 	if src.Dir == "" || src.Dir == "." {
 		tr.name = "corpus-" + slug(orDefault(repoName(src.Repository), filepath.Base(abs)))
+	}
+	if tr.beside {
+		// The user's own root, not a third party's: named and titled
+		// after its folder.
+		tr.name, tr.title = slug(filepath.Base(abs)), "the root in "+filepath.Base(abs)
 	}
 	return tr, tr.lay(f, work)
 }
@@ -283,8 +309,13 @@ func writeTaken(w io.Writer, f estateNewFlags, out string, tr *takenRoot, severa
 	if several {
 		fmt.Fprintf(w, "\n== root %s\n", tr.rootName)
 	}
-	fmt.Fprintf(w, "wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
-	if len(f.dirs) > 0 && src.Repository != TODO && src.Commit != TODO {
+	if tr.beside {
+		paths, _ := tr.besideFiles(several)
+		fmt.Fprintf(w, "wrote %s and copied the root's %d file(s) beside it (files:): the estate is its own source now; every proof keys on each file's sha256\n", out, len(paths))
+	} else {
+		fmt.Fprintf(w, "wrote %s: %d file(s) pinned by sha256 at %s@%s\n", out, len(src.Files), src.Repository, src.Commit)
+	}
+	if len(f.dirs) > 0 && !tr.beside && src.Repository != TODO && src.Commit != TODO {
 		// The run finds the files verified in the cache, offline.
 		c, err := cacheOrDefault(f.cache)
 		if err != nil {
@@ -305,7 +336,7 @@ func writeTaken(w io.Writer, f estateNewFlags, out string, tr *takenRoot, severa
 		fmt.Fprintf(w, "cached the files under %s\n", filepath.Join(c, "corpus"))
 	}
 	report(w, tr.taken, tr.laid, tr.root, tr.needs)
-	if src.Repository == TODO || src.Commit == TODO {
+	if !tr.beside && (src.Repository == TODO || src.Commit == TODO) {
 		fmt.Fprintf(w, "TODO: fill in source.repository and source.commit in %s (or pass --repository and --commit): the estate does not load until they are set\n", out)
 	}
 	if len(tr.required) > 0 {
@@ -635,17 +666,21 @@ func rootVariables(dir string) (map[string]string, []string, error) {
 	return vars, req, nil
 }
 
-func specYAML(name, title string, src *estate.Source, vars map[string]string, required []string, needs []estate.ProviderNeed) string {
+func specYAML(name, title string, tr *takenRoot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: %s\n", estate.APIVersion)
-	fmt.Fprintf(&b, "# Written by `gauntlet estate new`: the root's files pinned by sha256. The stage plans\n")
+	if tr.beside {
+		fmt.Fprintf(&b, "# Written by `gauntlet estate new`: the root's files copied beside this file. The stage plans\n")
+	} else {
+		fmt.Fprintf(&b, "# Written by `gauntlet estate new`: the root's files pinned by sha256. The stage plans\n")
+	}
 	fmt.Fprintf(&b, "# (drift, rename, remove, plan_approval) are derived from the root at run time; a section\n")
 	fmt.Fprintf(&b, "# written here overrides its derived plan.\n")
 	fmt.Fprintf(&b, "name: %s\ntitle: %q\n", name, title)
-	writeSource(&b, "", src)
-	writeVariables(&b, "", vars, required)
+	tr.writeFiles(&b, "", false)
+	writeVariables(&b, "", tr.vars, tr.required)
 	var relax []estate.ProviderNeed
-	for _, n := range needs {
+	for _, n := range tr.needs {
 		if n.Relaxable {
 			relax = append(relax, n)
 		}
@@ -670,10 +705,62 @@ func rootsYAML(name, title string, roots []*takenRoot) string {
 	fmt.Fprintf(&b, "name: %s\ntitle: %q\nroots:\n", name, title)
 	for _, r := range roots {
 		fmt.Fprintf(&b, "  - name: %s\n", r.rootName)
-		writeSource(&b, "    ", r.src)
+		r.writeFiles(&b, "    ", true)
 		writeVariables(&b, "    ", r.vars, r.required)
 	}
 	return b.String()
+}
+
+// writeFiles writes the root's source: block, or its files: list when
+// its files are copied beside estate.yaml.
+func (tr *takenRoot) writeFiles(b *strings.Builder, in string, several bool) {
+	if !tr.beside {
+		writeSource(b, in, tr.src)
+		return
+	}
+	paths, _ := tr.besideFiles(several)
+	fmt.Fprintf(b, "%sfiles:\n", in)
+	for _, p := range paths {
+		fmt.Fprintf(b, "%s  - %s\n", in, p)
+	}
+}
+
+// besideFiles are the root's files as estate new copies them beside
+// estate.yaml, by their path from its folder: the root's own files first
+// (the loader reads the first file's folder as the root's), the local
+// modules and read files keeping their paths from the root, which sits as
+// deep as they climb; in an ordered estate, under the root's name.
+func (tr *takenRoot) besideFiles(several bool) ([]string, map[string][]byte) {
+	if !tr.beside {
+		return nil, nil
+	}
+	prefix := ""
+	if strings.Contains(strings.Join(slices.Collect(maps.Keys(tr.files)), "\n"), "../") {
+		prefix = tr.src.Dir
+	}
+	if several {
+		prefix = path.Join(tr.rootName, prefix)
+	}
+	files := map[string][]byte{}
+	var own, others []string
+	for _, sf := range tr.src.Files {
+		p := path.Join(prefix, orDefault(sf.As, sf.Path))
+		files[p] = tr.files[sf.Path]
+		if path.Dir(orDefault(sf.As, sf.Path)) == "." {
+			own = append(own, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	// A .tf file first: the loader applies a delta with no file to it.
+	slices.SortFunc(own, func(a, b string) int {
+		if ta, tb := strings.HasSuffix(a, ".tf"), strings.HasSuffix(b, ".tf"); ta != tb {
+			return map[bool]int{true: -1, false: 1}[ta]
+		}
+		return strings.Compare(a, b)
+	})
+	slices.Sort(others)
+	return append(own, others...), files
 }
 
 // writeSource writes a source: block, each line indented by in.

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,56 +33,76 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// estate new on a folder outside any corpus layout: the files pinned, the
-// provider's config_path variable set to the kubeconfig, and the estate
-// refusing to load until repository and commit are filled in.
+// estate new on a plain folder (no corpus layout, no --repository or
+// --commit): the root's files copied beside estate.yaml with their layout
+// (a local module under it and one called from beside it), the provider's
+// config_path variable set to the kubeconfig, and the estate refusing to
+// load until its required variable has a value. With --repository and
+// --commit the same folder is pinned as a source instead.
 func TestEstateNewOffline(t *testing.T) {
 	root := t.TempDir()
 	src := filepath.Join(root, "app")
-	if err := os.MkdirAll(filepath.Join(src, "modules", "m"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{
-		"main.tf":           "variable \"kube\" {}\nvariable \"name\" {}\nprovider \"kubernetes\" {\n  config_path = var.kube\n}\nresource \"kubernetes_config_map_v1\" \"c\" {\n  metadata {\n    name = var.name\n    labels = { app = \"x\" }\n  }\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n}\n",
-		"modules/m/main.tf": "resource \"kubernetes_secret_v1\" \"s\" {\n  metadata { name = \"s\" }\n}\n",
-	} {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, root, map[string]string{
+		"app/main.tf":           "variable \"kube\" {}\nvariable \"name\" {}\nprovider \"kubernetes\" {\n  config_path = var.kube\n}\nresource \"kubernetes_config_map_v1\" \"c\" {\n  metadata {\n    name = var.name\n    labels = { app = \"x\" }\n  }\n  data = { conf = file(\"${path.module}/app.conf\") }\n}\nmodule \"m\" {\n  source = \"./modules/m\"\n}\nmodule \"shared\" {\n  source = \"../shared\"\n}\n",
+		"app/app.conf":          "level=1",
+		"app/modules/m/main.tf": "resource \"kubernetes_secret_v1\" \"s\" {\n  metadata { name = \"s\" }\n}\n",
+		"shared/main.tf":        "resource \"kubernetes_config_map_v1\" \"shared\" {\n  metadata { name = \"shared\" }\n}\n",
+	})
 	estates := filepath.Join(root, "estates")
-	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", src, "--estates", estates, "--cache", filepath.Join(root, "cache")); code != 0 {
+	code, stdout, stderr := gauntletCLI(t, "estate", "new", "--dir", src, "--estates", estates, "--cache", filepath.Join(root, "cache"))
+	if code != 0 {
 		t.Fatalf("estate new: exit %d: %s", code, stderr)
 	}
-	raw, err := os.ReadFile(filepath.Join(estates, "corpus-app", "estate.yaml"))
+	dir := filepath.Join(estates, "app")
+	raw, err := os.ReadFile(filepath.Join(dir, "estate.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(string(raw), "apiVersion: gauntlet/v1\n") {
 		t.Errorf("estate.yaml does not start with its apiVersion:\n%s", raw)
 	}
-	for _, want := range []string{"path: main.tf, sha256: ", "path: modules/m/main.tf, sha256: ", `kube: "${kubeconfig}"`, "repository: TODO", "name: TODO"} {
-		if !strings.Contains(string(raw), want) {
-			t.Errorf("estate.yaml lacks %q:\n%s", want, raw)
+	want := "files:\n  - app/main.tf\n  - app/app.conf\n  - app/modules/m/main.tf\n  - shared/main.tf\n"
+	for _, w := range []string{want, `kube: "${kubeconfig}"`, "name: TODO", `title: "the root in app"`} {
+		if !strings.Contains(string(raw), w) {
+			t.Errorf("estate.yaml lacks %q:\n%s", w, raw)
 		}
 	}
-	if _, err := estate.Load(estates, "corpus-app"); err == nil || !strings.Contains(err.Error(), "TODO") {
-		t.Errorf("an estate with TODO pins loaded: %v", err)
+	if strings.Contains(string(raw), "source:") || strings.Contains(stdout, "TODO: fill in source") {
+		t.Errorf("a plain folder's estate asks for a repository:\n%s\n%s", raw, stdout)
 	}
-	fixed := strings.NewReplacer("repository: TODO", "repository: https://github.com/example/app", `commit: "TODO"`, `commit: "0123456789012345678901234567890123456789"`).Replace(string(raw))
-	if err := os.WriteFile(filepath.Join(estates, "corpus-app", "estate.yaml"), []byte(fixed), 0o644); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{"app/main.tf", "app/app.conf", "app/modules/m/main.tf", "shared/main.tf"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("not copied beside estate.yaml: %v", err)
+		}
 	}
 	// A required variable left TODO is refused at load, by name.
-	if _, err := estate.Load(estates, "corpus-app"); err == nil || !strings.Contains(err.Error(), "variables name are TODO") {
+	if _, err := estate.Load(estates, "app"); err == nil || !strings.Contains(err.Error(), "variables name are TODO") {
 		t.Errorf("an estate with a required variable left TODO loaded: %v", err)
 	}
-	fixed = strings.Replace(fixed, "name: TODO", "name: demo", 1)
-	if err := os.WriteFile(filepath.Join(estates, "corpus-app", "estate.yaml"), []byte(fixed), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "estate.yaml"), []byte(strings.Replace(string(raw), "name: TODO", "name: demo", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := estate.Load(estates, "corpus-app"); err != nil {
-		t.Errorf("the filled-in estate does not load: %v", err)
+	s, err := estate.Load(estates, "app")
+	if err != nil {
+		t.Fatalf("the filled-in estate does not load: %v", err)
+	}
+	r, err := s.Materialise(filepath.Join(root, "laid"), estate.DefaultRoot, estate.Materials{Substrate: "local", Kubeconfig: filepath.Join(root, "kubeconfig")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir, "..", "shared", "main.tf")); err != nil || filepath.Base(r.Dir) != "app" {
+		t.Errorf("laid out at %s without the module beside it: %v", r.Dir, err)
+	}
+	// Given a repository and a commit, the folder is pinned as a source.
+	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", src, "--name", "pinned", "--repository", "https://github.com/example/app", "--commit", strings.Repeat("0", 40),
+		"--estates", estates, "--cache", filepath.Join(root, "cache")); code != 0 {
+		t.Fatalf("estate new --repository --commit: exit %d: %s", code, stderr)
+	}
+	raw, _ = os.ReadFile(filepath.Join(estates, "pinned", "estate.yaml"))
+	for _, w := range []string{"repository: https://github.com/example/app", "path: main.tf, sha256: ", "path: ../shared/main.tf, sha256: "} {
+		if !strings.Contains(string(raw), w) {
+			t.Errorf("the pinned estate.yaml lacks %q:\n%s", w, raw)
+		}
 	}
 }
 
@@ -215,6 +236,19 @@ func TestEstateNewWritesRootsInOrder(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "== root crd") || !strings.Contains(stdout, "== root app") || !strings.Contains(stdout, "the stages act on the last root, app") {
 		t.Errorf("the report does not name each root and the acted one:\n%s", stdout)
+	}
+	// Plain folders: each root's files copied beside estate.yaml, under
+	// the root's name.
+	plain := t.TempDir()
+	writeFiles(t, plain, map[string]string{"crd/main.tf": "resource \"kubernetes_config_map_v1\" \"crd\" {\n  metadata { name = \"crd\" }\n}\n",
+		"app/main.tf": "resource \"kubernetes_config_map_v1\" \"app\" {\n  metadata { name = \"app\" }\n}\n"})
+	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", filepath.Join(plain, "crd"), "--dir", filepath.Join(plain, "app"), "--estates", estates); code != 0 {
+		t.Fatalf("estate new on plain folders: exit %d: %s", code, stderr)
+	}
+	if s, err := estate.Load(estates, "app"); err != nil {
+		t.Errorf("the ordered estate of plain folders does not load: %v", err)
+	} else if specs := s.RootSpecs(); len(specs) != 2 || !slices.Equal(specs[0].Files, []string{"crd/main.tf"}) || !slices.Equal(specs[1].Files, []string{"app/main.tf"}) {
+		t.Errorf("roots %+v, want crd/main.tf then app/main.tf", specs)
 	}
 	if code, _, stderr := gauntletCLI(t, "estate", "new", "--dir", filepath.Join(repo, "crd"), "--dir", filepath.Join(repo, "app"), "--flatten", "--estates", estates); code != 2 || !strings.Contains(stderr, "with one --dir") {
 		t.Errorf("--flatten with two --dir: exit %d, %s; want a usage error", code, stderr)

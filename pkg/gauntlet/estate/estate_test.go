@@ -410,3 +410,43 @@ func TestSavePutCoversModulesOutsideTheRoot(t *testing.T) {
 		t.Errorf("the module file outside the root was not restored:\n%s", b)
 	}
 }
+
+// A written root keeps its layout: the first file's folder is the root's,
+// and a module it calls from beside it lands where its source says.
+func TestWrittenFilesKeepTheirPaths(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "demo")
+	noDeltas := specYAML[:strings.Index(specYAML, "deltas:")]
+	for p, body := range map[string]string{
+		"estate.yaml":             strings.Replace(noDeltas, "files: [main.tf]", "files: [app/main.tf, modules/cm/main.tf]", 1),
+		"app/main.tf":             "module \"cm\" {\n  source = \"../modules/cm\"\n}\n",
+		"modules/cm/main.tf":      mainTF,
+		"modules/cm/unlisted.txt": "not taken",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644)
+	}
+	s, err := Load(root, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), "root")
+	r, err := s.Materialise(base, DefaultRoot, Materials{Substrate: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Dir != filepath.Join(base, "app") || r.Main != "main.tf" {
+		t.Errorf("root at %s (main %s), want %s/app", r.Dir, r.Main, base)
+	}
+	if b, err := os.ReadFile(filepath.Join(base, "modules", "cm", "main.tf")); err != nil || string(b) != mainTF {
+		t.Errorf("the module is not beside the root: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(base, "modules", "cm", "unlisted.txt")); err == nil {
+		t.Error("a file estate.yaml does not list was taken")
+	}
+	// A path that leaves estate.yaml's folder is refused when loading.
+	os.WriteFile(filepath.Join(dir, "estate.yaml"), []byte(strings.Replace(specYAML, "files: [main.tf]", "files: [../main.tf]", 1)), 0o644)
+	if _, err := Load(root, "demo"); err == nil || !strings.Contains(err.Error(), "inside estate.yaml's folder") {
+		t.Errorf("a file outside the estate's folder: %v", err)
+	}
+}

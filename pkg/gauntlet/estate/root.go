@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -82,13 +83,17 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 		return nil, fmt.Errorf("estate %s: no root %q", s.Name, name)
 	}
 	base := dir
+	// Files from "../../" land above the root's folder, which keeps the
+	// folders' names for as many levels as they climb.
+	rootDir, up := "", 0
 	if rs.Source != nil {
-		// Files from "../../" land above the root's folder, which keeps the
-		// repository's names for as many levels as they climb.
-		if up := rs.Source.Up(); up > 0 {
-			segs := strings.Split(rs.Source.Dir, "/")
-			dir = filepath.Join(append([]string{base}, segs[len(segs)-up:]...)...)
-		}
+		rootDir, up = rs.Source.Dir, rs.Source.Up()
+	} else {
+		rootDir, up = writtenRoot(rs.Files)
+	}
+	if up > 0 {
+		segs := strings.Split(rootDir, "/")
+		dir = filepath.Join(append([]string{base}, segs[len(segs)-up:]...)...)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -125,11 +130,15 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 			if err != nil {
 				return nil, fmt.Errorf("estate %s: %w", s.Name, err)
 			}
-			if err := write(filepath.Base(f), b); err != nil {
+			rel := path.Clean(f)
+			if rootDir != "." {
+				rel = relSlash(rootDir, rel)
+			}
+			if err := write(rel, b); err != nil {
 				return nil, err
 			}
 			if i == 0 {
-				r.Main = filepath.Base(f)
+				r.Main = rel
 			}
 		}
 	}
@@ -374,4 +383,32 @@ func clip(s string) string {
 		return s[:60] + "..."
 	}
 	return s
+}
+
+// writtenRoot is the folder of a written root (files beside estate.yaml):
+// the first file's, the others keeping their paths from it, and how many
+// folders they climb above it (a local module called as "../modules/x").
+func writtenRoot(files []string) (dir string, up int) {
+	if len(files) == 0 {
+		return ".", 0
+	}
+	dir = path.Dir(path.Clean(files[0]))
+	for _, f := range files {
+		rel := relSlash(dir, path.Clean(f))
+		n := 0
+		for strings.HasPrefix(rel[3*n:], "../") {
+			n++
+		}
+		up = max(up, n)
+	}
+	return dir, up
+}
+
+// relSlash is to relative to from, both slash paths under one folder.
+func relSlash(from, to string) string {
+	r, err := filepath.Rel(filepath.FromSlash(from), filepath.FromSlash(to))
+	if err != nil {
+		return to
+	}
+	return filepath.ToSlash(r)
 }

@@ -36,7 +36,9 @@ type Spec struct {
 	Set    string  `json:"set"`
 	Source *Source `json:"source,omitempty"`
 	// Files are Terraform files written here, beside estate.yaml, for
-	// reference estates (no Source).
+	// reference estates (no Source): paths inside estate.yaml's folder,
+	// the first file's folder being the root's; every other file keeps
+	// its path from there (a local module under or beside the root).
 	Files []string `json:"files,omitempty"`
 	// Variables are written into the root as the run-owned
 	// gauntlet.auto.tfvars.json; "${kubeconfig}" in a string value
@@ -404,9 +406,11 @@ func Load(root, name string) (*Spec, error) {
 		return nil, fmt.Errorf("estate %s (%s): name: the estate names itself %q", name, file, s.Name)
 	}
 	s.Dir = dir
-	for _, f := range s.Files {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			return nil, fmt.Errorf("estate %s (%s): files: %s: %w", name, file, f, err)
+	for _, r := range s.RootSpecs() {
+		for _, f := range r.Files {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
+				return nil, fmt.Errorf("estate %s (%s): root %s: files: %s: %w", name, file, r.Name, f, err)
+			}
 		}
 	}
 	return s, nil
@@ -517,6 +521,11 @@ func (s *Spec) validate() error {
 		if r.Source != nil {
 			if err := r.Source.validate(); err != nil {
 				return fmt.Errorf("root %s: %w", r.Name, err)
+			}
+		}
+		for _, f := range r.Files {
+			if !filepath.IsLocal(filepath.FromSlash(f)) {
+				return fmt.Errorf("root %s: files: %s: a path inside estate.yaml's folder is required (the first file's folder is the root's; a module it calls keeps its path from there)", r.Name, f)
 			}
 		}
 	}

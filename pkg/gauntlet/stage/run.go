@@ -210,7 +210,7 @@ func subcommand(args []string) string {
 		return "(none)"
 	}
 	switch args[0] {
-	case "state", "workspace", "providers", "force-unlock":
+	case "state", "workspace", "providers":
 		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
 			return args[0] + " " + args[1]
 		}
