@@ -131,7 +131,7 @@ func TestParseRejects(t *testing.T) {
 		"bad name":        {"name: demo", "name: Demo_1", "lowercase"},
 		"no source":       {"files: [main.tf]", "", "exactly one of source"},
 		"kind no version": {"kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "kinds:\n  - {group: \"\", kind: ConfigMap}", "kinds"},
-		"delta no why":    {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name, why and old"},
+		"delta no why":    {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name and why are required"},
 		"short sha":       {"files: [main.tf]", "source: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a.tf, sha256: abc}", "sha256"},
 		"bad prefix":      {"prefix: dm", "prefix: Dm_", "prefix"},
 	} {
@@ -448,5 +448,59 @@ func TestWrittenFilesKeepTheirPaths(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "estate.yaml"), []byte(strings.Replace(specYAML, "files: [main.tf]", "files: [../main.tf]", 1)), 0o644)
 	if _, err := Load(root, "demo"); err == nil || !strings.Contains(err.Error(), "inside estate.yaml's folder") {
 		t.Errorf("a file outside the estate's folder: %v", err)
+	}
+}
+
+// A structured edit finds its block by address, in a local module too,
+// and sets an attribute through nested blocks whatever the whitespace.
+func TestHCLEditSetsAnAttributeByAddress(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "demo")
+	noDeltas := specYAML[:strings.Index(specYAML, "deltas:")]
+	deltas := `deltas:
+  - {name: one-replica, why: testing, hcl: {resource: module.web.kubernetes_deployment_v1.web, set: spec.replicas, value: "1"}}
+  - {name: no-wait, why: testing, hcl: {resource: module.web.kubernetes_deployment_v1.web, set: wait_for_rollout, value: "false"}}
+  - {name: colour, why: testing, hcl: {resource: kubernetes_config_map_v1.a, set: data, value: '{ colour = "green" }'}}
+`
+	for p, body := range map[string]string{
+		"estate.yaml": strings.Replace(noDeltas, "files: [main.tf]", "files: [main.tf, web/main.tf]", 1) + deltas,
+		"main.tf":     mainTF + "module \"web\" {\n  source = \"./web\"\n}\n",
+		"web/main.tf": "resource \"kubernetes_deployment_v1\" \"web\" {\n  metadata {\n    name = \"web\"\n  }\n  spec {\n    replicas    =    3 # many\n    template {}\n  }\n}\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644)
+	}
+	s, err := Load(root, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Materialise(filepath.Join(t.TempDir(), "root"), DefaultRoot, Materials{Substrate: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, _ := os.ReadFile(filepath.Join(r.Dir, "web", "main.tf"))
+	if !strings.Contains(string(web), "replicas = 1") || !strings.Contains(string(web), "wait_for_rollout = false") || strings.Contains(string(web), "3") {
+		t.Errorf("the module's deployment is not edited:\n%s", web)
+	}
+	main, _ := os.ReadFile(filepath.Join(r.Dir, "main.tf"))
+	if !strings.Contains(string(main), `data = { colour = "green" }`) || !strings.Contains(string(main), `name = "b"`) {
+		t.Errorf("the root's ConfigMap is not edited:\n%s", main)
+	}
+	// What the edit cannot find, or is not told right, is refused by name.
+	if err := r.SetAttribute(HCLEdit{Resource: "module.web.kubernetes_deployment_v1.web", Set: "spec.template.x.y", Value: "1"}); err == nil || !strings.Contains(err.Error(), "0 x blocks at spec.template") {
+		t.Errorf("a nested block that is not there: %v", err)
+	}
+	if err := r.SetAttribute(HCLEdit{Resource: "kubernetes_config_map_v1.absent", Set: "data", Value: "1"}); err == nil {
+		t.Error("a resource that is not there was edited")
+	}
+	for yaml, want := range map[string]string{
+		`{name: both, why: t, old: x, hcl: {resource: a.b, set: c, value: "1"}}`:  "exactly one of old",
+		`{name: bad, why: t, hcl: {resource: a.b, set: c, value: "1 +"}}`:         "not one HCL expression",
+		`{name: file, why: t, hcl: {resource: a.b, set: c, value: "1"}, file: x}`: "finds its block by address",
+	} {
+		os.WriteFile(filepath.Join(dir, "estate.yaml"), []byte(strings.Replace(noDeltas, "files: [main.tf]", "files: [main.tf, web/main.tf]", 1)+"deltas:\n  - "+yaml+"\n"), 0o644)
+		if _, err := Load(root, "demo"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", yaml, err, want)
+		}
 	}
 }

@@ -362,6 +362,56 @@ func (r *Root) SetLabel(address, key, value string) error {
 	return f.write()
 }
 
+// SetAttribute makes a structured edit: the attribute h.Set names, in the
+// nested blocks it goes through, of the resource block at h.Resource,
+// written as h.Value (added where the block does not write it).
+func (r *Root) SetAttribute(h HCLEdit) error {
+	t, err := r.find(h.Resource)
+	if err != nil {
+		return err
+	}
+	val, err := hclValue(h.Value)
+	if err != nil {
+		return fmt.Errorf("%s: %w", h.Resource, err)
+	}
+	segs := strings.Split(h.Set, ".")
+	body := t.block.Body()
+	for i, typ := range segs[:len(segs)-1] {
+		var found []*hclwrite.Block
+		for _, b := range body.Blocks() {
+			if b.Type() == typ {
+				found = append(found, b)
+			}
+		}
+		if len(found) != 1 {
+			return fmt.Errorf("%s: %d %s blocks at %s, want 1 (set names nested blocks, then the attribute)", h.Resource, len(found), typ, orDot(strings.Join(segs[:i], ".")))
+		}
+		body = found[0].Body()
+	}
+	body.SetAttributeRaw(segs[len(segs)-1], val)
+	return t.file.write()
+}
+
+// hclValue parses an HCL expression into the tokens that write it.
+func hclValue(v string) (hclwrite.Tokens, error) {
+	f, diags := hclwrite.ParseConfig([]byte("v = "+v+"\n"), "value", hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("value %q is not one HCL expression: %s", v, diags.Error())
+	}
+	attr := f.Body().GetAttribute("v")
+	if attr == nil || len(f.Body().Attributes()) != 1 || len(f.Body().Blocks()) != 0 {
+		return nil, fmt.Errorf("value %q is not one HCL expression", v)
+	}
+	return attr.Expr().BuildTokens(nil), nil
+}
+
+func orDot(s string) string {
+	if s == "" {
+		return "the block"
+	}
+	return s
+}
+
 // objectAttr finds where a metadata field lives: for a typed resource the
 // metadata block's attribute (path the rest below it), for
 // kubernetes_manifest the manifest attribute with path

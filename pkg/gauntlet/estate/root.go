@@ -216,8 +216,11 @@ func expandVars(vars map[string]any, kubeconfig string) ([]byte, error) {
 }
 
 // Edit replaces e.Old with e.New in e.File (default the main file),
-// exactly e.Count times (default 1).
+// exactly e.Count times (default 1); an e.HCL edit sets its attribute.
 func (r *Root) Edit(e Edit) error {
+	if e.HCL != nil {
+		return r.SetAttribute(*e.HCL)
+	}
 	file := r.Main
 	if e.File != "" {
 		file = e.File

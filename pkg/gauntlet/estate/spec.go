@@ -279,12 +279,53 @@ func (o Object) String() string {
 }
 
 // Edit replaces Old with New exactly Count times (default 1) in the
-// root's File (default its main file).
+// root's File (default its main file); or, given HCL instead, sets one
+// attribute of a resource block wherever its text lies.
 type Edit struct {
-	Old   string `json:"old"`
-	New   string `json:"new"`
-	Count int    `json:"count,omitempty"`
-	File  string `json:"file,omitempty"`
+	Old   string   `json:"old,omitempty"`
+	New   string   `json:"new,omitempty"`
+	Count int      `json:"count,omitempty"`
+	File  string   `json:"file,omitempty"`
+	HCL   *HCLEdit `json:"hcl,omitempty"`
+}
+
+// HCLEdit is a structured edit: no text anchor to keep exact, so a
+// module-heavy root needs one line where a text edit needs the block's
+// whitespace. In estate.yaml:
+//
+//	hcl: {resource: module.app.kubernetes_deployment_v1.web, set: spec.replicas, value: "1"}
+type HCLEdit struct {
+	// Resource is the block's address: "type.name", or in a local module
+	// "module.app.type.name" (instance keys are dropped: the block's).
+	Resource string `json:"resource"`
+	// Set is the attribute, after the nested blocks that hold it, each
+	// one of its type: "spec.replicas" is replicas of the one spec block.
+	// An attribute the block does not write is added.
+	Set string `json:"set"`
+	// Value is an HCL expression, written as given: 1, "\"x\"", false.
+	Value string `json:"value"`
+}
+
+// validate says what an edit lacks: exactly one of old and hcl.
+func (e Edit) validate() error {
+	if (e.Old == "") == (e.HCL == nil) {
+		return fmt.Errorf("exactly one of old (a text edit) and hcl (a structured one) is required")
+	}
+	if h := e.HCL; h != nil {
+		if h.Resource == "" || h.Set == "" || h.Value == "" {
+			return fmt.Errorf("hcl: resource, set and value are required")
+		}
+		if _, err := ParseAddress(h.Resource); err != nil {
+			return fmt.Errorf("hcl: resource: %w", err)
+		}
+		if _, err := hclValue(h.Value); err != nil {
+			return fmt.Errorf("hcl: %w", err)
+		}
+		if e.New != "" || e.Count != 0 || e.File != "" {
+			return fmt.Errorf("hcl: new, count and file go with old (a text edit); a structured edit finds its block by address")
+		}
+	}
+	return nil
 }
 
 // Delta is an Edit the run applies to the source, on the listed
@@ -552,9 +593,16 @@ func (s *Spec) validate() error {
 			return fmt.Errorf("kinds: %+v needs a version and a kind (or drop the list: the run derives it)", k)
 		}
 	}
+	if s.PlanApproval != nil && s.PlanApproval.Edit.HCL != nil {
+		// The stage flips the label its edit writes as text for the BREAK.
+		return fmt.Errorf("plan_approval: edit: takes old and new (a text edit that writes a reviewed label); drop the section to derive one")
+	}
 	for _, d := range s.Deltas {
-		if d.Name == "" || d.Why == "" || d.Old == "" {
-			return fmt.Errorf("delta %q: name, why and old are required", d.Name)
+		if d.Name == "" || d.Why == "" {
+			return fmt.Errorf("delta %q: name and why are required", d.Name)
+		}
+		if err := d.Edit.validate(); err != nil {
+			return fmt.Errorf("delta %q: %w", d.Name, err)
 		}
 		if d.Root != "" && !names[d.Root] {
 			return fmt.Errorf("delta %q: no root %q", d.Name, d.Root)
