@@ -417,19 +417,12 @@ func TestWrittenFilesKeepTheirPaths(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "demo")
 	noDeltas := specYAML[:strings.Index(specYAML, "deltas:")]
-	for p, body := range map[string]string{
+	s := loadDemo(t, root, map[string]string{
 		"estate.yaml":             strings.Replace(noDeltas, "files: [main.tf]", "files: [app/main.tf, modules/cm/main.tf]", 1),
 		"app/main.tf":             "module \"cm\" {\n  source = \"../modules/cm\"\n}\n",
 		"modules/cm/main.tf":      mainTF,
 		"modules/cm/unlisted.txt": "not taken",
-	} {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-		os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644)
-	}
-	s, err := Load(root, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	base := filepath.Join(t.TempDir(), "root")
 	r, err := s.Materialise(base, DefaultRoot, Materials{Substrate: "local"})
 	if err != nil {
@@ -462,18 +455,11 @@ func TestHCLEditSetsAnAttributeByAddress(t *testing.T) {
   - {name: no-wait, why: testing, hcl: {resource: module.web.kubernetes_deployment_v1.web, set: wait_for_rollout, value: "false"}}
   - {name: colour, why: testing, hcl: {resource: kubernetes_config_map_v1.a, set: data, value: '{ colour = "green" }'}}
 `
-	for p, body := range map[string]string{
+	s := loadDemo(t, root, map[string]string{
 		"estate.yaml": strings.Replace(noDeltas, "files: [main.tf]", "files: [main.tf, web/main.tf]", 1) + deltas,
 		"main.tf":     mainTF + "module \"web\" {\n  source = \"./web\"\n}\n",
 		"web/main.tf": "resource \"kubernetes_deployment_v1\" \"web\" {\n  metadata {\n    name = \"web\"\n  }\n  spec {\n    replicas    =    3 # many\n    template {}\n  }\n}\n",
-	} {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-		os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644)
-	}
-	s, err := Load(root, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	r, err := s.Materialise(filepath.Join(t.TempDir(), "root"), DefaultRoot, Materials{Substrate: "local"})
 	if err != nil {
 		t.Fatal(err)
@@ -503,4 +489,19 @@ func TestHCLEditSetsAnAttributeByAddress(t *testing.T) {
 			t.Errorf("%s: %v, want %q", yaml, err, want)
 		}
 	}
+}
+
+// loadDemo writes the demo estate's files under root and loads it.
+func loadDemo(t *testing.T, root string, files map[string]string) *Spec {
+	t.Helper()
+	for p, body := range files {
+		full := filepath.Join(root, "demo", filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(body), 0o644)
+	}
+	s, err := Load(root, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
