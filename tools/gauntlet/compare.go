@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +18,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
 )
 
@@ -49,7 +53,18 @@ func compareCommand() cli.Command {
 			out := fs.String("out", "", "the `DIR` to write report.md, report.json, report.html and <estate>/<side>-<i>/ evidence to (default: out/compare, or out/shards/compare-I-of-N with --shard)")
 			var every allFlags
 			every.register(fs, false)
+			var from multiFlag
+			fs.Var(&from, "from", "rebuild the report from the runs a compare left in `DIR` (<estate>/baseline-<i>/run.json, <estate>/build-<i>/run.json), running nothing: a compare that was stopped, or several shards' folders folded into one report in --out (repeatable)")
 			return func(ctx context.Context, args []string) error {
+				if len(from) > 0 {
+					if len(args) > 0 || every.all {
+						return cli.Usagef("compare", "--from rebuilds a report from run folders: it takes no estate and no --all")
+					}
+					if *out == "" {
+						*out = filepath.Join("out", "compare")
+					}
+					return compareFrom(from, *estates, *out, f.engine, f.baseline)
+				}
 				if f.engine == "" || f.baseline == "" {
 					return cli.Usagef("compare", "--engine and --baseline are both required: the build and the engine it is compared with")
 				}
@@ -186,12 +201,24 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 			er.Build = []compare.Rep{{Error: err.Error()}}
 		}
 		in.Estates = append(in.Estates, er)
+		// The report so far, after each estate: a compare of hours that
+		// is stopped still leaves one (and --from rebuilds it whole).
+		if i < len(specs)-1 {
+			if _, _, err := compare.WriteAll(f.out, in, f.page...); err != nil {
+				return err
+			}
+		}
 	}
 	r, paths, err := compare.WriteAll(f.out, in, f.page...)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("compare %s against %s: %d of %d estate(s), %d run(s) a side each, in %s\n", f.engine, f.base, len(in.Estates), len(specs), f.n, time.Since(start).Round(time.Second))
+	return reportCompare(r, paths, in, len(specs), f.n, time.Since(start), ctx.Err())
+}
+
+// reportCompare prints what a compare found and gives its exit.
+func reportCompare(r compare.Report, paths []string, in compare.Input, estates, n int, took time.Duration, cancelled error) error {
+	fmt.Printf("compare %s against %s: %d of %d estate(s), %d run(s) a side each, in %s\n", in.Engine, in.Baseline, len(in.Estates), estates, n, took.Round(time.Second))
 	fmt.Println(r.Headline())
 	for _, d := range r.New {
 		fmt.Printf("  NEW %s · %s (%s): %s\n", d.Estate, d.Stage, d.Kind, d.What)
@@ -206,10 +233,119 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 		fmt.Println("wrote", p)
 	}
 	fmt.Printf("and %d evidence files, one folder per run\n", max(0, len(paths)-3))
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
+	if cancelled != nil {
+		return cancelled
 	}
 	return compareOutcome(r)
+}
+
+// compareFrom rebuilds a report from the run folders compares left in
+// dirs - a stopped compare's, or one per shard - into out: Compare is a
+// pure function of the runs. The engines' names come from each folder's
+// report.json, or else the flags, or else the runs themselves.
+func compareFrom(dirs []string, estates, out, engineName, baseline string) error {
+	in := compare.Input{Engine: engineName, Baseline: baseline}
+	var shards []string
+	n := 0
+	for _, dir := range dirs {
+		var was compare.Report
+		if b, err := os.ReadFile(filepath.Join(dir, compare.JSONFile)); err == nil {
+			if err := json.Unmarshal(b, &was); err != nil {
+				return fmt.Errorf("compare --from %s: %s: %w", dir, compare.JSONFile, err)
+			}
+		}
+		in.Engine, in.Baseline, in.Oracle = orDefault(in.Engine, was.Engine), orDefault(in.Baseline, was.Baseline), orDefault(in.Oracle, was.Oracle)
+		if was.Shard != "" {
+			shards = append(shards, was.Shard)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("compare --from: %w", err)
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			er, k, err := estateRunsIn(filepath.Join(dir, e.Name()), e.Name(), estates)
+			if err != nil {
+				return fmt.Errorf("compare --from %s: %w", dir, err)
+			}
+			if k == 0 {
+				continue
+			}
+			if slices.ContainsFunc(in.Estates, func(x compare.EstateRuns) bool { return x.Name == er.Name }) {
+				return fmt.Errorf("compare --from: estate %s is in more than one folder (give each shard's folder once)", er.Name)
+			}
+			in.Estates, n = append(in.Estates, er), max(n, k)
+		}
+	}
+	if len(in.Estates) == 0 {
+		return fmt.Errorf("compare --from %s: no run folder (<estate>/baseline-<i>/run.json or build-<i>/run.json) to compare", strings.Join(dirs, " "))
+	}
+	slices.SortFunc(in.Estates, func(a, b compare.EstateRuns) int { return strings.Compare(a.Name, b.Name) })
+	first := in.Estates[0]
+	if in.Engine == "" && len(first.Build) > 0 {
+		in.Engine = engineLabel(first.Build[0].Run.Subject)
+	}
+	if in.Baseline == "" && len(first.Baseline) > 0 {
+		in.Baseline = engineLabel(first.Baseline[0].Run.Subject)
+	}
+	if in.Oracle == "" {
+		for _, r := range append(slices.Clone(first.Baseline), first.Build...) {
+			in.Oracle = orDefault(in.Oracle, engineLabel(r.Run.Oracle))
+		}
+	}
+	if len(dirs) == 1 && len(shards) == 1 {
+		in.Shard = shards[0]
+	}
+	r, paths, err := compare.WriteAll(out, in)
+	if err != nil {
+		return err
+	}
+	return reportCompare(r, paths, in, len(in.Estates), n, 0, nil)
+}
+
+// estateRunsIn reads one estate's run folders: baseline-<i> and build-<i>,
+// in order. Its title comes from the runs, its findings from estate.yaml
+// when the estate is in estates.
+func estateRunsIn(dir, name, estates string) (compare.EstateRuns, int, error) {
+	er := compare.EstateRuns{Name: name}
+	if spec, err := estate.Load(estates, name); err == nil {
+		er.Title, er.Findings = spec.Title, spec.Findings
+	}
+	n := 0
+	for _, side := range []string{"baseline", "build"} {
+		for i := 1; ; i++ {
+			tool := fmt.Sprintf("%s-%d", side, i)
+			b, err := os.ReadFile(filepath.Join(dir, tool, "run.json"))
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return er, 0, err
+			}
+			var run result.Run
+			if err := json.Unmarshal(b, &run); err != nil {
+				return er, 0, fmt.Errorf("%s/%s/run.json: %w", name, tool, err)
+			}
+			rep := compare.Rep{Run: &run, Dir: name + "/" + tool}
+			if side == "build" {
+				er.Build = append(er.Build, rep)
+			} else {
+				er.Baseline = append(er.Baseline, rep)
+			}
+			n = max(n, i)
+		}
+	}
+	return er, n, nil
+}
+
+// engineLabel names an engine of a run the way compare's flags do.
+func engineLabel(e result.Engine) string {
+	if e.Pinned != "" || e.Path == "" {
+		return e.Name + "@" + e.Version
+	}
+	return e.Path
 }
 
 // compareRuns runs one estate with the build and the baseline, n times

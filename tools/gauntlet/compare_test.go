@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,55 @@ func TestCompareExitCodes(t *testing.T) {
 		if code := cli.ExitCode(compareOutcome(r), nil); code != tc.code {
 			t.Errorf("%s: exit %d, want %d (%s)", tc.name, code, tc.code, r.Headline())
 		}
+	}
+}
+
+// compare --from rebuilds one report from the run folders compares left:
+// two shards' folders fold into one report, running nothing, the engines
+// named from the runs; an estate in two folders is refused.
+func TestCompareFromFoldsShardsIntoOneReport(t *testing.T) {
+	run, err := os.ReadFile("../../internal/compare/testdata/metrics-server-pass.run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	a, b := filepath.Join(root, "compare-1-of-2"), filepath.Join(root, "compare-2-of-2")
+	for dir, name := range map[string]string{a: "corpus-k8s-metrics-server", b: "reference-k8s-platform-app"} {
+		for _, tool := range []string{"baseline-1", "build-1"} {
+			if err := os.MkdirAll(filepath.Join(dir, name, tool), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name, tool, "run.json"), run, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := filepath.Join(root, "merged")
+	code, stdout, stderr := gauntletCLI(t, "compare", "--from", a, "--from", b, "--out", out, "--estates", "../../estates")
+	if code != 0 {
+		t.Fatalf("compare --from: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, compare.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r compare.Report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Estates) != 2 || r.Estates[0].Name != "corpus-k8s-metrics-server" || r.Estates[1].Name != "reference-k8s-platform-app" || r.Repetitions != 1 {
+		t.Errorf("merged report: %d estates, %d repetitions: %+v", len(r.Estates), r.Repetitions, r.Estates)
+	}
+	if !strings.HasPrefix(r.Engine, "tofu@") || !strings.HasPrefix(r.Oracle, "terraform@") || len(r.New) != 0 {
+		t.Errorf("engines %q / %q / %q, new %v", r.Engine, r.Baseline, r.Oracle, r.New)
+	}
+	if _, err := os.Stat(filepath.Join(out, "reference-k8s-platform-app", "build-1", "evidence.md")); err != nil {
+		t.Errorf("the runs' evidence is not written beside the report: %v", err)
+	}
+	if code, _, stderr := gauntletCLI(t, "compare", "--from", a, "--from", a, "--out", out); code != 3 || !strings.Contains(stderr, "more than one folder") {
+		t.Errorf("the same estate twice: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := gauntletCLI(t, "compare", "--from", a, "--all"); code != 2 {
+		t.Errorf("--from with --all: exit %d, %s; want a usage error", code, stderr)
 	}
 }
