@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -33,7 +34,8 @@ func estateNewCommand(stdout io.Writer) cli.Command {
 		Doc: "Writes estates/<name>/estate.yaml for a Terraform root, pinning by sha256 every file the root reads - its .tf files, " +
 			"the local modules it calls and the files it reads (file(), templatefile(), ...), from outside its folder too: from a " +
 			"directory (offline; a folder laid out like ../shared/corpus gives the repository and commit, and the files are cached " +
-			"so a run finds them; a plain folder without --repository and --commit has its files copied beside estate.yaml, files:), or from a repository's paths at a commit (online, a shallow git fetch). A variable a kubernetes " +
+			"so a run finds them; a plain folder without --repository and --commit has its files copied beside estate.yaml, " +
+			"under files:), or from a repository's paths at a commit (online, a shallow git fetch). A variable a kubernetes " +
 			"provider's config_path reads is set to the run's kubeconfig; a variable with no default is written as TODO, and the " +
 			"estate does not load until it has a value. Then reports what it took, what it could not resolve, the literal cluster " +
 			"settings a run overrides, the providers the toolchain cannot supply (with a commented relax_providers: where the " +
@@ -735,8 +737,8 @@ func (tr *takenRoot) besideFiles(several bool) ([]string, map[string][]byte) {
 		return nil, nil
 	}
 	prefix := ""
-	if strings.Contains(strings.Join(slices.Collect(maps.Keys(tr.files)), "\n"), "../") {
-		prefix = tr.src.Dir
+	if slices.ContainsFunc(slices.Collect(maps.Keys(tr.files)), func(p string) bool { return strings.HasPrefix(p, "../") }) {
+		prefix = tr.src.Dir // the folders they climb to, named as on disk
 	}
 	if several {
 		prefix = path.Join(tr.rootName, prefix)
@@ -753,12 +755,13 @@ func (tr *takenRoot) besideFiles(several bool) ([]string, map[string][]byte) {
 		}
 	}
 	// A .tf file first: the loader applies a delta with no file to it.
-	slices.SortFunc(own, func(a, b string) int {
-		if ta, tb := strings.HasSuffix(a, ".tf"), strings.HasSuffix(b, ".tf"); ta != tb {
-			return map[bool]int{true: -1, false: 1}[ta]
+	notTF := func(p string) int {
+		if path.Ext(p) == ".tf" {
+			return 0
 		}
-		return strings.Compare(a, b)
-	})
+		return 1
+	}
+	slices.SortFunc(own, func(a, b string) int { return cmp.Or(cmp.Compare(notTF(a), notTF(b)), strings.Compare(a, b)) })
 	slices.Sort(others)
 	return append(own, others...), files
 }
