@@ -407,7 +407,7 @@ func writtenRoot(files []string) (dir string, up int) {
 	return dir, up
 }
 
-// relSlash is to relative to from, both slash paths under one folder.
+// relSlash says slash path to from the folder from, both under one folder.
 func relSlash(from, to string) string {
 	r, err := filepath.Rel(filepath.FromSlash(from), filepath.FromSlash(to))
 	if err != nil {
