@@ -432,9 +432,12 @@ func compareStage(id string, e EstateRuns, versions []string) StageRow {
 	default:
 		row.Outcome, row.Change, row.Why = New, "check", fmt.Sprintf("%s on both, but not the same way: %s", row.Build.Verdict, changedChecks(row))
 	}
-	// A stage the estate's shape cannot carry on both sides did nothing
-	// to compare: any request it counts is the derivation's, not the engine's.
-	if row.Build.Verdict != result.NotApplicable || row.Baseline.Verdict != result.NotApplicable {
+	// Requests are compared where both sides reached the same verdict:
+	// where the verdict changed, they follow from that change (a stage
+	// run on one side only sent all of its requests there), which the row
+	// already reports; a stage the estate's shape cannot carry did
+	// nothing to compare (any request it counts is the derivation's).
+	if row.Build.Verdict == row.Baseline.Verdict && row.Build.Verdict != result.NotApplicable {
 		row.Requests = requestDeltas(b, a)
 	}
 	if n := len(requestsBy(row, true)); n > 0 && row.Outcome == Same {

@@ -194,6 +194,15 @@ func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
 	if got := row(t, r, "test_plan"); len(got.Requests) != 1 || got.Requests[0].String() != "get services 0-1 -> 2" {
 		t.Errorf("within the spread: %+v", got.Requests)
 	}
+	// Where the verdict changed, the requests follow from it: not
+	// listed apart (a stage run on one side only sent them all there).
+	failing := runs(2, more)
+	for _, run := range failing {
+		stageOf(run, "test_plan").Verdict = result.Fail
+	}
+	if got := row(t, Compare(input(failing, base)), "test_plan"); got.Outcome != New || got.Change != "verdict" || len(got.Requests) != 0 {
+		t.Errorf("a verdict change with its requests: %+v", got)
+	}
 	// One repetition a side has no spread: the same counts are listed as
 	// unconfirmed, and the stage is not a new difference.
 	r = Compare(input(runs(1, more), runs(1, nil)))
