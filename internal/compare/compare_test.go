@@ -219,6 +219,13 @@ func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
 	if !strings.Contains(md.String(), "## Request counts that differ in one repetition (unconfirmed)") || !strings.Contains(md.String(), " (unconfirmed) |") {
 		t.Errorf("report.md does not list the unconfirmed counts:\n%s", md.String())
 	}
+	var page bytes.Buffer
+	if err := HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `id="unconfirmed"`) || !strings.Contains(page.String(), ">unconfirmed<") {
+		t.Errorf("report.html has no unconfirmed section with its badge")
+	}
 }
 
 func TestEngineTimeIsFlaggedOnlyOutsideItsSpread(t *testing.T) {

@@ -303,7 +303,11 @@ func Page(r Report) htmlreport.Page {
 		htmlreport.Section{ID: "shared", Heading: "Shared", Empty: "No stage fails the same way on both.", Items: shared(r)},
 	)
 	if len(r.Unconfirmed) > 0 {
-		p.Sections = slices.Insert(p.Sections, 1, htmlreport.Section{ID: "unconfirmed", Intro: unconfirmedNote, Items: items(r.Unconfirmed, "unsteady", r),
+		its := items(r.Unconfirmed, "unsteady", r)
+		for i := range its {
+			its[i].Badge = "unconfirmed"
+		}
+		p.Sections = slices.Insert(p.Sections, 1, htmlreport.Section{ID: "unconfirmed", Intro: unconfirmedNote, Items: its,
 			Heading: fmt.Sprintf("Request counts that differ in one repetition, unconfirmed (%d)", len(r.Unconfirmed))})
 	}
 	charts := htmlreport.Section{ID: "charts", Heading: "Engine time and API requests per stage",
