@@ -218,7 +218,11 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 
 // reportCompare prints what a compare found and gives its exit.
 func reportCompare(r compare.Report, paths []string, in compare.Input, estates, n int, took time.Duration, cancelled error) error {
-	fmt.Printf("compare %s against %s: %d of %d estate(s), %d run(s) a side each, in %s\n", in.Engine, in.Baseline, len(in.Estates), estates, n, took.Round(time.Second))
+	when := "in " + took.Round(time.Second).String()
+	if took == 0 {
+		when = "rebuilt from their run folders"
+	}
+	fmt.Printf("compare %s against %s: %d of %d estate(s), %d run(s) a side each, %s\n", in.Engine, in.Baseline, len(in.Estates), estates, n, when)
 	fmt.Println(r.Headline())
 	for _, d := range r.New {
 		fmt.Printf("  NEW %s · %s (%s): %s\n", d.Estate, d.Stage, d.Kind, d.What)
