@@ -132,7 +132,7 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 			}
 			rel := path.Clean(f)
 			if rootDir != "." {
-				rel = relSlash(rootDir, rel)
+				rel = relPath(rootDir, rel)
 			}
 			if err := write(rel, b); err != nil {
 				return nil, err
@@ -397,21 +397,8 @@ func writtenRoot(files []string) (dir string, up int) {
 	}
 	dir = path.Dir(path.Clean(files[0]))
 	for _, f := range files {
-		rel := relSlash(dir, path.Clean(f))
-		n := 0
-		for strings.HasPrefix(rel[3*n:], "../") {
-			n++
-		}
+		n, _ := climb(relPath(dir, path.Clean(f)))
 		up = max(up, n)
 	}
 	return dir, up
-}
-
-// relSlash says slash path to from the folder from, both under one folder.
-func relSlash(from, to string) string {
-	r, err := filepath.Rel(filepath.FromSlash(from), filepath.FromSlash(to))
-	if err != nil {
-		return to
-	}
-	return filepath.ToSlash(r)
 }
