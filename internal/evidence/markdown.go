@@ -84,6 +84,9 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 	if r.OracleReplay != "" {
 		fmt.Fprintf(b, "The oracle's side was not run again for this engine: it was replayed from its recording in %s of the same matrix (its engine calls with what they left and sent, and gauntlet's own requests to its cluster, each answered as recorded). `gauntlet matrix --oracle-live` runs it live.\n\n", r.OracleReplay)
 	}
+	if r.ReattachedProviders != "" {
+		fmt.Fprintf(b, "Provider plugins were started once per side and every engine call but init and the interrupted applies reattached to them (`--reattach-providers`), instead of each call starting its own as in production. Reattached: %s.\n\n", r.ReattachedProviders)
+	}
 	fmt.Fprintf(b, "Engine: %s\n\n", engineSentence(r.Subject))
 	writeReproduce(b, r)
 }

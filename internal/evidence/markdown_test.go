@@ -221,6 +221,16 @@ func TestMarkdownVerdicts(t *testing.T) {
 			},
 		},
 		{
+			name: "reattached providers are said in words",
+			run: func() *result.Run {
+				r := smallRun()
+				r.ReattachedProviders = "random; the kubernetes provider started with each call"
+				return r
+			}(),
+			clear: true,
+			want:  []string{"every engine call but init and the interrupted applies reattached to them (`--reattach-providers`), instead of each call starting its own as in production. Reattached: random; the kubernetes provider started with each call.\n"},
+		},
+		{
 			name: "reproduce command with backticks gets a longer fence",
 			run: func() *result.Run {
 				r := smallRun()

@@ -42,6 +42,7 @@ type options struct {
 	oracleTape  *OracleTape
 	stages      *stage.Registry
 	provider    cluster.Provider
+	reattach    bool
 }
 
 // WithProvider runs both sides on clusters p starts: a substrate of the
@@ -128,6 +129,19 @@ func WithStages(ids ...string) Option {
 // it. Default: every stage runs.
 func WithStopAfter(stop func(result.Stage) bool) Option {
 	return optionFunc(func(o *options) { o.stopAfter = stop })
+}
+
+// WithReattachedProviders starts each side's provider plugins once, in
+// their debug mode, and has every engine call but init and the
+// interrupted applies reach them through TF_REATTACH_PROVIDERS, instead
+// of each call starting its own: about a third of a call's cost. An
+// estate with kubernetes_manifest resources keeps the kubernetes provider
+// per call (it caches the cluster's API discovery for the life of its
+// process). The evidence page says it was on. Default: off, until runs
+// with it and without show the same verdicts on every estate
+// (docs/performance.md).
+func WithReattachedProviders(on bool) Option {
+	return optionFunc(func(o *options) { o.reattach = on })
 }
 
 // WithSabotage runs every BREAK with its corruption skipped and its

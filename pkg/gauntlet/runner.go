@@ -92,9 +92,18 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 		}
 		return cancelledBeforeStages(ctx, res, o, start, err), nil
 	}
+	why := ""
+	if o.reattach {
+		if why, err = reattachProviders(work, td, pre.subject, pre.oracle); err != nil {
+			return nil, err
+		}
+	}
 	r := newStageRun(spec, pre, o, work, sides)
 	res.Substrate = sides[0].Cluster.Substrate()
 	runStages(ctx, r, res, o, plans)
+	if o.reattach {
+		res.ReattachedProviders = reattachedSentence(why, pre.subject, pre.oracle)
+	}
 	res.Choices = r.Choices
 	res.Duration = time.Since(start)
 	if err := finishTape(taped, res, o); err != nil {

@@ -59,6 +59,9 @@ func runCommand() cli.Command {
 					return err
 				}
 				p.estates = *estates
+				if *rec && p.sides.reattach {
+					return cli.Usagef("run", "--record with --reattach-providers: the ledger's proofs come from runs whose engine calls start their own providers, as in production; drop one of them")
+				}
 				p.reproduce = "go run ./tools/gauntlet run " + strings.Join(fs.CommandLine(), " ")
 				if *stages != "" {
 					p.stages = strings.Split(*stages, ",")
@@ -189,6 +192,7 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 type sideFlags struct {
 	engine, oracle, substrate string
 	subjectKC, oracleKC       string
+	reattach                  bool
 }
 
 func (f *sideFlags) register(fs *cli.FlagSet) {
@@ -197,6 +201,7 @@ func (f *sideFlags) register(fs *cli.FlagSet) {
 	fs.StringVar(&f.substrate, "substrate", "local", "where the clusters run, `NAME`: local (control planes as child processes), kind (real nodes, as root) or kubeconfig (two existing clusters)")
 	fs.StringVar(&f.subjectKC, "subject-kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the subject's cluster's kubeconfig")
 	fs.StringVar(&f.oracleKC, "oracle-kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the oracle's cluster's kubeconfig (another cluster than the subject's)")
+	fs.BoolVar(&f.reattach, "reattach-providers", false, "start each side's provider plugins once and reattach every engine call to them (TF_REATTACH_PROVIDERS) but init and the interrupted applies; off until its parity is shown on every estate (docs/performance.md), never recorded")
 }
 
 // options checks the flags together (a usage error names the fix) and
@@ -227,6 +232,9 @@ func (f *sideFlags) options(cmd string) ([]gauntlet.Option, error) {
 	}
 	if f.oracle != "" {
 		opts = append(opts, gauntlet.WithOraclePin(f.oracle))
+	}
+	if f.reattach {
+		opts = append(opts, gauntlet.WithReattachedProviders(true))
 	}
 	return opts, nil
 }

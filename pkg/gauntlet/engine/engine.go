@@ -29,6 +29,7 @@ type Engine struct {
 	called    func(*Workspace, Call)
 	keep      string
 	keepMu    sync.Mutex
+	reattach  *reattach
 }
 
 // OnEveryCall calls f after every call this Engine's workspaces make
@@ -258,11 +259,17 @@ func (w *Workspace) run(ctx context.Context, args []string, rec *Recorded, ready
 		bin, argv = standIn.command()
 		fmt.Fprintf(logf, "# replayed as recorded (took %s then): the engine does not run\n", rec.Duration.Round(time.Millisecond))
 	}
+	var reattached []string
+	if rec == nil {
+		var release func()
+		reattached, release = w.reattachEnv(args, &o, logf)
+		defer release()
+	}
 	fmt.Fprintln(logf)
 	var out strings.Builder
 	cmd := exec.CommandContext(ctx, bin, argv...)
 	cmd.Dir = w.Dir
-	cmd.Env = append(w.env(), o.env...)
+	cmd.Env = append(append(w.env(), reattached...), o.env...)
 	tee := &teeWriter{a: &out, b: logf, watch: o.watch}
 	cmd.Stdout, cmd.Stderr = tee, tee
 	// Its own group: the plugins it starts are in it too, so the group

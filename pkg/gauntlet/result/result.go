@@ -54,6 +54,11 @@ type Run struct {
 	// from its recording in another run of the matrix (gauntlet.OracleTape):
 	// "the run with tofu@1.12.6".
 	OracleReplay string `json:"oracle_replay,omitempty"`
+	// ReattachedProviders lists the provider types whose plugins were
+	// started once per side and reattached for the engine calls
+	// (gauntlet.WithReattachedProviders), and why any other was not; empty
+	// when every call started its own.
+	ReattachedProviders string `json:"reattached_providers,omitempty"`
 }
 
 // Choice is what one stage acted on and where that came from.

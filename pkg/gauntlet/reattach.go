@@ -1,0 +1,89 @@
+package gauntlet
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+)
+
+// manifestResource is a kubernetes_manifest resource block.
+var manifestResource = regexp.MustCompile(`(?m)^\s*resource\s+"kubernetes_manifest"`)
+
+// reattachProviders turns WithReattachedProviders on for both engines,
+// their plugins stopped at teardown. The kubernetes provider stays per
+// call where the materialised roots (under work) declare a
+// kubernetes_manifest: that resource caches the cluster's discovery and
+// OpenAPI schema for the life of the plugin process, so one plugin
+// serving a whole run would plan a custom resource against the API as it
+// was before its CRD was applied. It returns the reason, or "".
+func reattachProviders(work string, td *teardown, engines ...*engine.Engine) (string, error) {
+	manifest, err := declaresManifest(work)
+	if err != nil {
+		return "", err
+	}
+	var except []string
+	why := ""
+	if manifest {
+		except = append(except, "kubernetes")
+		why = "the kubernetes provider started with each call: the estate has kubernetes_manifest resources, which cache the cluster's API discovery for the life of the plugin"
+	}
+	seen := map[*engine.Engine]bool{}
+	for _, e := range engines {
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		e.ReattachProviders(except...)
+		td.push(func(context.Context) error { return e.Close() })
+	}
+	return why, nil
+}
+
+// reattachedSentence is the run's ReattachedProviders: the types the
+// engines reattached, and why the kubernetes provider was not.
+func reattachedSentence(why string, engines ...*engine.Engine) string {
+	var types []string
+	for _, e := range engines {
+		for _, t := range e.Reattached() {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	slices.Sort(types)
+	s := strings.Join(types, ", ")
+	if s == "" {
+		s = "none"
+	}
+	if why != "" {
+		s += "; " + why
+	}
+	return s
+}
+
+// declaresManifest says whether any .tf file under dir declares a
+// kubernetes_manifest resource.
+func declaresManifest(dir string) (bool, error) {
+	found := false
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".tf") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		found = manifestResource.Match(b)
+		return nil
+	})
+	return found, err
+}

@@ -1,0 +1,37 @@
+package gauntlet
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The kubernetes provider stays per call exactly where a root, or a
+// module under it, declares a kubernetes_manifest resource: a mention in
+// a comment, a string or another resource's name is not one.
+func TestDeclaresManifestFindsOnlyTheResource(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		text string
+		want bool
+	}{
+		{"a typed root", "main.tf", "resource \"kubernetes_config_map_v1\" \"c\" {}\n# kubernetes_manifest is not used here\n", false},
+		{"a string naming it", "main.tf", "locals {\n  kind = \"kubernetes_manifest\"\n}\n", false},
+		{"a module declaring one", "modules/crd/main.tf", "resource \"kubernetes_config_map_v1\" \"c\" {}\n\n  resource \"kubernetes_manifest\" \"crd\" {\n  manifest = {}\n}\n", true},
+		{"not a .tf file", "notes.md", "resource \"kubernetes_manifest\" \"x\" {}\n", false},
+	} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, tc.file)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := declaresManifest(dir)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: declaresManifest = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
