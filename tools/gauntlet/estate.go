@@ -16,6 +16,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/internal/corpus"
 	"github.com/gauntlet-k8s/gauntlet/internal/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/slashpath"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
@@ -367,7 +368,7 @@ func report(w io.Writer, taken, laid *estate.Taken, root *estate.Root, needs []e
 		section(w, "files the configuration reads, taken and pinned", extra)
 		var mods []string
 		for _, m := range taken.Modules[1:] {
-			mods = append(mods, relSlash(taken.Root, m))
+			mods = append(mods, slashpath.Rel(taken.Root, m))
 		}
 		section(w, "local modules taken, by their path from the root's folder (each folder's .tf files)", mods)
 		section(w, "references that cannot be resolved statically (not taken: their path is known only at plan time)", refs(taken.Root, taken.Unresolved))
@@ -427,7 +428,7 @@ func fromRoot(root, p string) string {
 	if i := strings.LastIndex(p, ":"); i > 0 {
 		p, line = p[:i], p[i:]
 	}
-	return relSlash(root, p) + line
+	return slashpath.Rel(root, p) + line
 }
 
 // takenFiles reads every taken file, keyed by its path relative to the
@@ -445,24 +446,12 @@ func takenFiles(t estate.Tree, tk *estate.Taken) (map[string][]byte, int, error)
 		if err != nil {
 			return nil, 0, fmt.Errorf("estate new: %w", err)
 		}
-		rel := relSlash(tk.Root, p)
+		rel := slashpath.Rel(tk.Root, p)
 		files[rel] = b
-		n := 0
-		for strings.HasPrefix(rel[3*n:], "../") {
-			n++
-		}
+		n, _ := slashpath.Climb(rel)
 		up = max(up, n)
 	}
 	return files, up, nil
-}
-
-// relSlash is the slash path from folder from to file to.
-func relSlash(from, to string) string {
-	r, err := filepath.Rel(filepath.FromSlash("/"+from), filepath.FromSlash("/"+to))
-	if err != nil {
-		return to
-	}
-	return filepath.ToSlash(r)
 }
 
 // onlinePaths turns --path arguments into the root's folder and, when

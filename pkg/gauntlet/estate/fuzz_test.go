@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/slashpath"
 )
 
 // estatesDir holds the real estates whose files seed the fuzzers.
@@ -67,7 +69,7 @@ func FuzzLoad(f *testing.F) {
 				if p.RepoPath == "" || path.IsAbs(p.RepoPath) || path.Clean(p.RepoPath) != p.RepoPath || strings.HasPrefix(p.RepoPath, "../") || p.RepoPath == ".." {
 					t.Fatalf("pinned file %q: outside the repository", p.RepoPath)
 				}
-				if up, rest := climb(p.RootPath); up > src.Up() || rest == "" || path.IsAbs(rest) || strings.Contains(rest, "..") {
+				if up, rest := slashpath.Climb(p.RootPath); up > src.Up() || rest == "" || path.IsAbs(rest) || strings.Contains(rest, "..") {
 					t.Fatalf("pinned file %q lands at %q: outside the run's root", p.RepoPath, p.RootPath)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/slashpath"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -270,7 +271,7 @@ func (tk *Taken) module(t Tree, root, dir string) ([]string, error) {
 		tk.Missing = append(tk.Missing, Reference{Pos: dir, Call: "module source", Expr: dir, Why: "no .tf file in the folder"})
 		return nil, nil
 	}
-	modRel := relPath(root, dir)
+	modRel := slashpath.Rel(root, dir)
 	ctx := evalContext(modRel, bodies)
 	var next []string
 	for _, body := range bodies {
@@ -600,14 +601,6 @@ func cleanTree(p string) string {
 }
 
 // relPath is the slash path from folder from to folder to.
-func relPath(from, to string) string {
-	r, err := filepath.Rel(filepath.FromSlash("/"+from), filepath.FromSlash("/"+to))
-	if err != nil {
-		return to
-	}
-	return filepath.ToSlash(r)
-}
-
 func uniq(s []string) []string {
 	sort.Strings(s)
 	out := s[:0]

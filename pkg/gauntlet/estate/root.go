@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/slashpath"
 )
 
 // Root is an estate's Terraform root materialised for one side of a run.
@@ -132,7 +134,7 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 			}
 			rel := path.Clean(f)
 			if rootDir != "." {
-				rel = relPath(rootDir, rel)
+				rel = slashpath.Rel(rootDir, rel)
 			}
 			if err := write(rel, b); err != nil {
 				return nil, err
@@ -397,7 +399,7 @@ func writtenRoot(files []string) (dir string, up int) {
 	}
 	dir = path.Dir(path.Clean(files[0]))
 	for _, f := range files {
-		n, _ := climb(relPath(dir, path.Clean(f)))
+		n, _ := slashpath.Climb(slashpath.Rel(dir, path.Clean(f)))
 		up = max(up, n)
 	}
 	return dir, up

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/slashpath"
 	"github.com/hashicorp/go-version"
 	"sigs.k8s.io/yaml"
 )
@@ -148,7 +149,7 @@ func (s *Source) Pinned() []Pinned {
 func (s *Source) Up() int {
 	n := 0
 	for _, p := range s.Pinned() {
-		if up, _ := climb(p.RootPath); up > n {
+		if up, _ := slashpath.Climb(p.RootPath); up > n {
 			n = up
 		}
 	}
@@ -156,13 +157,6 @@ func (s *Source) Up() int {
 }
 
 // climb splits a relative path into its leading "../" count and the rest.
-func climb(p string) (int, string) {
-	n := 0
-	for strings.HasPrefix(p, "../") {
-		n, p = n+1, p[3:]
-	}
-	return n, p
-}
 
 // Fetched is a pinned file found verified in the cache: RootPath is where
 // it lands in the run's root, File where it lies now.
@@ -693,7 +687,7 @@ func (src *Source) validate() error {
 		}
 		// A path may climb out of dir (a module the root calls from
 		// "../../"), never out of the repository.
-		up, rest := climb(f.Path)
+		up, rest := slashpath.Climb(f.Path)
 		if path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || strings.Contains(rest, "..") || up > strings.Count(src.Dir, "/")+1 || (up > 0 && src.Dir == "") {
 			return fmt.Errorf("source file %q: paths stay inside the repository (they may climb out of dir, %q)", f.Path, src.Dir)
 		}
