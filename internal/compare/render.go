@@ -297,13 +297,13 @@ func Page(r Report) htmlreport.Page {
 	}
 	p.Summary = summary(r)
 	p.Sections = append(p.Sections,
-		htmlreport.Section{ID: "new", Heading: fmt.Sprintf("New differences (%d)", len(r.New)), Empty: "None: the build did what the baseline did.", Items: items(r.New, "new", r)},
-		htmlreport.Section{ID: "time", Heading: fmt.Sprintf("Engine time outside the spread (%d)", len(r.Timing)), Empty: "None: " + timingNote(r), Items: items(r.Timing, "new", r)},
-		htmlreport.Section{ID: "removed", Heading: fmt.Sprintf("Removed differences (%d)", len(r.Removed)), Empty: "None.", Items: items(r.Removed, "removed", r)},
+		htmlreport.Section{ID: "new", Heading: fmt.Sprintf("New differences (%d)", len(r.New)), Empty: "None: the build did what the baseline did.", Items: items(r.New, "new", true, r)},
+		htmlreport.Section{ID: "time", Heading: fmt.Sprintf("Engine time outside the spread (%d)", len(r.Timing)), Empty: "None: " + timingNote(r), Items: items(r.Timing, "new", true, r)},
+		htmlreport.Section{ID: "removed", Heading: fmt.Sprintf("Removed differences (%d)", len(r.Removed)), Empty: "None.", Items: items(r.Removed, "removed", true, r)},
 		htmlreport.Section{ID: "shared", Heading: "Shared", Empty: "No stage fails the same way on both.", Items: shared(r)},
 	)
 	if len(r.Unconfirmed) > 0 {
-		its := items(r.Unconfirmed, "unsteady", r)
+		its := items(r.Unconfirmed, "unsteady", false, r)
 		for i := range its {
 			its[i].Badge = "unconfirmed"
 		}
@@ -400,7 +400,10 @@ func summaryCell(s StageRow) htmlreport.Cell {
 	return c
 }
 
-func items(ds []Difference, class string, r Report) []htmlreport.Item {
+// items are the cards of ds, styled as class; a request difference lists
+// the row's confirmed request deltas, or with confirmed false the ones
+// from a single repetition.
+func items(ds []Difference, class string, confirmed bool, r Report) []htmlreport.Item {
 	var out []htmlreport.Item
 	for _, d := range ds {
 		it := htmlreport.Item{Class: class, Title: fmt.Sprintf("%s · %s · %s", d.Estate, d.Stage, d.Kind), What: d.What}
@@ -412,7 +415,7 @@ func items(ds []Difference, class string, r Report) []htmlreport.Item {
 		switch d.Kind {
 		case "requests":
 			row := findRow(r, d.Estate, d.Stage)
-			for _, q := range requestsBy(row, class == "new") {
+			for _, q := range requestsBy(row, confirmed) {
 				base.Lines = append(base.Lines, fmt.Sprintf("%s: %s", q.Request, span(q.Baseline)))
 				build.Lines = append(build.Lines, fmt.Sprintf("%s: %s", q.Request, span(q.Build)))
 			}
