@@ -29,11 +29,11 @@ type RemoteRead struct {
 	Records Records
 }
 
-// LocalOverride is the override file that keeps a root on local state
+// localOverride is the override file that keeps a root on local state
 // until the migrate stage moves its state into the cluster: Terraform and
 // OpenTofu merge *_override.tf files over the root, a backend block in one
 // replacing the root's own.
-const LocalOverride = "gauntlet_local_override.tf"
+const localOverride = "gauntlet_local_override.tf"
 
 // Records returns where the root keeps its state, or nil when its backend
 // is not "kubernetes" (local state, or a backend gauntlet does not read).
@@ -135,12 +135,12 @@ func (r *Root) WriteLocalOverride(reads map[string]string) error {
 	for _, n := range names {
 		fmt.Fprintf(&b, "\ndata \"terraform_remote_state\" %q {\n  backend = \"local\"\n  config = {\n    path = %q\n  }\n}\n", n, reads[n])
 	}
-	return r.WriteFile(LocalOverride, b.String())
+	return r.WriteFile(localOverride, b.String())
 }
 
 // RemoveLocalOverride removes the override WriteLocalOverride wrote.
 func (r *Root) RemoveLocalOverride() error {
-	err := os.Remove(filepath.Join(r.Dir, LocalOverride))
+	err := os.Remove(filepath.Join(r.Dir, localOverride))
 	if os.IsNotExist(err) {
 		return nil
 	}

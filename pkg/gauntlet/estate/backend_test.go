@@ -44,7 +44,7 @@ data "terraform_remote_state" "elsewhere" {
 	if err := r.WriteLocalOverride(map[string]string{"network": "/work/network/terraform.tfstate"}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, LocalOverride))
+	b, err := os.ReadFile(filepath.Join(dir, localOverride))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ data "terraform_remote_state" "elsewhere" {
 	if err := r.RemoveLocalOverride(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, LocalOverride)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, localOverride)); !os.IsNotExist(err) {
 		t.Errorf("override still there: %v", err)
 	}
 }

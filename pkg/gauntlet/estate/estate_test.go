@@ -250,14 +250,14 @@ func TestMaterialiseListSourceVariablesAndProviders(t *testing.T) {
 		t.Errorf("the example did not land at its `as`: %q", got)
 	}
 	var vars map[string]any
-	if err := json.Unmarshal([]byte(read(VarsFile)), &vars); err != nil {
+	if err := json.Unmarshal([]byte(read(varsFile)), &vars); err != nil {
 		t.Fatal(err)
 	}
 	nested, _ := vars["nested"].(map[string]any)
 	if vars["config_path"] != "/run/side.kubeconfig" || vars["name"] != "demo" || nested["paths"].([]any)[0] != "/run/side.kubeconfig" {
 		t.Errorf("variables file: %v", vars)
 	}
-	prov := read(ProvidersFile)
+	prov := read(providersFile)
 	if strings.Contains(prov, `provider "kubernetes"`) || strings.Contains(prov, "required_providers") {
 		t.Errorf("the providers file duplicates what the root brings:\n%s", prov)
 	}
@@ -267,7 +267,7 @@ func TestMaterialiseListSourceVariablesAndProviders(t *testing.T) {
 	if _, err := s.Materialise(dir2, DefaultRoot, Materials{Fetched: fetched, Providers: []ProviderPin{{Name: "kubernetes", Source: "hashicorp/kubernetes", Version: "3.2.1"}}}); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir2, ProvidersFile))
+	b, _ := os.ReadFile(filepath.Join(dir2, providersFile))
 	if !strings.Contains(string(b), "provider \"kubernetes\" {}") || !strings.Contains(string(b), `version = "3.2.1"`) {
 		t.Errorf("a root with no provider of its own got no pinned provider:\n%s", b)
 	}

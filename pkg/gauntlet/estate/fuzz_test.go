@@ -191,7 +191,7 @@ output "o" { value = file("${path.module}/../../files/b.sh") }
 		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Declared(dir); err != nil && !strings.Contains(err.Error(), "main.tf") {
+		if _, err := declared(dir); err != nil && !strings.Contains(err.Error(), "main.tf") {
 			t.Fatalf("the error does not name the file: %v", err)
 		}
 	})

@@ -6,9 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // Handoff: one object moves from root From to root To without the live
@@ -82,31 +80,4 @@ func (r *Root) AdoptResource(address, text string) error {
 		return f.write()
 	}
 	return fmt.Errorf("adopt %s: the root's main file %s is not among its files", address, r.Main)
-}
-
-// RemovedBlock is `removed { from = address  lifecycle { destroy = false } }`:
-// the engine forgets the object and leaves it live.
-func RemovedBlock(address string) (string, error) {
-	f := hclwrite.NewEmptyFile()
-	b := f.Body().AppendNewBlock("removed", nil)
-	t, diags := hclsyntax.ParseTraversalAbs([]byte(address), "", hcl.InitialPos)
-	if diags.HasErrors() {
-		return "", fmt.Errorf("removed from: %s", diags.Error())
-	}
-	b.Body().SetAttributeTraversal("from", t)
-	b.Body().AppendNewBlock("lifecycle", nil).Body().SetAttributeValue("destroy", cty.False)
-	return string(hclwrite.Format(f.Bytes())), nil
-}
-
-// ImportBlock is `import { to = address  id = "..." }`.
-func ImportBlock(address, id string) (string, error) {
-	f := hclwrite.NewEmptyFile()
-	b := f.Body().AppendNewBlock("import", nil)
-	t, diags := hclsyntax.ParseTraversalAbs([]byte(address), "", hcl.InitialPos)
-	if diags.HasErrors() {
-		return "", fmt.Errorf("import to: %s", diags.Error())
-	}
-	b.Body().SetAttributeTraversal("to", t)
-	b.Body().SetAttributeValue("id", cty.StringVal(id))
-	return string(hclwrite.Format(f.Bytes())), nil
 }

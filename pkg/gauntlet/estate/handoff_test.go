@@ -58,21 +58,6 @@ func TestTakeAndAdoptResource(t *testing.T) {
 	if _, err := from.TakeResource("kubernetes_manifest.cm"); err == nil {
 		t.Error("a block taken twice")
 	}
-
-	rm, err := RemovedBlock("kubernetes_manifest.cm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "removed {\n  from = kubernetes_manifest.cm\n  lifecycle {\n    destroy = false\n  }\n}\n"; rm != want {
-		t.Errorf("removed block:\n%s\nwant:\n%s", rm, want)
-	}
-	im, err := ImportBlock("kubernetes_manifest.cm", "apiVersion=v1,kind=ConfigMap,namespace=n,name=x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "import {\n  to = kubernetes_manifest.cm\n  id = \"apiVersion=v1,kind=ConfigMap,namespace=n,name=x\"\n}\n"; im != want {
-		t.Errorf("import block:\n%s\nwant:\n%s", im, want)
-	}
 }
 
 const backendTF = `terraform {

@@ -296,20 +296,6 @@ func (r *Root) RemoveResource(address string) error {
 	return t.file.write()
 }
 
-// MovedBlock is a moved block from -> to, written with the HCL writer.
-func MovedBlock(from, to string) (string, error) {
-	f := hclwrite.NewEmptyFile()
-	b := f.Body().AppendNewBlock("moved", nil)
-	for _, kv := range [][2]string{{"from", from}, {"to", to}} {
-		t, diags := hclsyntax.ParseTraversalAbs([]byte(kv[1]), "", hcl.InitialPos)
-		if diags.HasErrors() {
-			return "", fmt.Errorf("moved %s: %s", kv[0], diags.Error())
-		}
-		b.Body().SetAttributeTraversal(kv[0], t)
-	}
-	return string(hclwrite.Format(f.Bytes())), nil
-}
-
 // SuffixName appends suffix to the metadata name of the block at address
 // - a real identity change: the provider must replace the object. It works
 // on a typed resource's metadata block and on a kubernetes_manifest's

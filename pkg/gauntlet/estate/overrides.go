@@ -20,10 +20,10 @@ import (
 // the root's whole.
 const ClusterOverride = "gauntlet_cluster_override.tf"
 
-// RelaxOverride is the override file that carries a declared
+// relaxOverride is the override file that carries a declared
 // relax_providers entry: the required_providers entry of that name
 // replaced by the pinned source and version.
-const RelaxOverride = "gauntlet_relax_override.tf"
+const relaxOverride = "gauntlet_relax_override.tf"
 
 // writeClusterOverrides writes ClusterOverride into every module folder
 // whose kubernetes provider or backend block sets its own cluster, and
@@ -213,7 +213,7 @@ func (r *Root) writeRelaxOverrides(tk *Taken, relax []RelaxProvider, pins []Prov
 			fmt.Fprintf(&b, "    %s = {\n      source  = %q\n      version = %q\n    }\n", n, p.Source, p.Version)
 		}
 		b.WriteString("  }\n}\n")
-		if err := os.WriteFile(filepath.Join(r.base(), filepath.FromSlash(mod), RelaxOverride), []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(r.base(), filepath.FromSlash(mod), relaxOverride), []byte(b.String()), 0o644); err != nil {
 			return err
 		}
 	}

@@ -12,18 +12,18 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// Brought is what a root declares about providers itself: the provider
+// providerDecls is what a root declares about providers itself: the provider
 // blocks it configures and the local names it requires.
-type Brought struct {
+type providerDecls struct {
 	Configured map[string]bool
 	Required   map[string]bool
 }
 
-// Declared reads the root module's own .tf files in dir (not its local
+// declared reads the root module's own .tf files in dir (not its local
 // modules, whose provider needs the root passes down) for provider blocks
 // and required_providers entries. Gauntlet-owned files are left out.
-func Declared(dir string) (Brought, error) {
-	b := Brought{Configured: map[string]bool{}, Required: map[string]bool{}}
+func declared(dir string) (providerDecls, error) {
+	b := providerDecls{Configured: map[string]bool{}, Required: map[string]bool{}}
 	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
 		return b, err
@@ -67,7 +67,7 @@ func Declared(dir string) (Brought, error) {
 // the same name is an error to the engines), and an empty kubernetes
 // provider block - reading KUBE_CONFIG_PATH, which gauntlet sets per
 // side - only when the root configures none of its own.
-func providersTF(pins []ProviderPin, brought Brought, overridden bool) string {
+func providersTF(pins []ProviderPin, brought providerDecls, overridden bool) string {
 	var req []string
 	sorted := append([]ProviderPin(nil), pins...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })

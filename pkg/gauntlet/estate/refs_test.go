@@ -218,7 +218,7 @@ resource "kubernetes_config_map_v1" "c" {
 	if len(said) != 1 || !strings.Contains(said[0], "config_context, config_path") || !strings.Contains(said[0], "exec block") || !strings.Contains(said[0], `backend "kubernetes"`) {
 		t.Errorf("applied deltas do not say the override: %v", said)
 	}
-	pf, err := os.ReadFile(filepath.Join(r.Dir, ProvidersFile))
+	pf, err := os.ReadFile(filepath.Join(r.Dir, providersFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ resource "kubernetes_config_map_v1" "c" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := os.ReadFile(filepath.Join(r.Dir, RelaxOverride))
+	o, err := os.ReadFile(filepath.Join(r.Dir, relaxOverride))
 	if err != nil || !strings.Contains(string(o), `version = "3.2.1"`) {
 		t.Errorf("relax override: %s %v", o, err)
 	}

@@ -64,11 +64,11 @@ type ProviderPin struct {
 	Name, Source, Version string
 }
 
-// VarsFile is the run-owned variables file gauntlet writes into a root.
-const VarsFile = "gauntlet.auto.tfvars.json"
+// varsFile is the run-owned variables file gauntlet writes into a root.
+const varsFile = "gauntlet.auto.tfvars.json"
 
-// ProvidersFile is the providers file gauntlet writes into a root.
-const ProvidersFile = "gauntlet_providers.tf"
+// providersFile is the providers file gauntlet writes into a root.
+const providersFile = "gauntlet_providers.tf"
 
 // Materialise writes the named root of the estate into dir for one side:
 // its files (whole, local modules included), the deltas for the
@@ -162,11 +162,11 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 		if err != nil {
 			return nil, fmt.Errorf("estate %s: root %s: variables: %s", s.Name, name, s.Redact(err.Error()))
 		}
-		if err := r.WriteFile(VarsFile, string(vars)); err != nil {
+		if err := r.WriteFile(varsFile, string(vars)); err != nil {
 			return nil, err
 		}
 	}
-	brought, err := Declared(dir)
+	brought, err := declared(dir)
 	if err != nil {
 		return nil, fmt.Errorf("estate %s: root %s: %w", s.Name, name, err)
 	}
@@ -181,7 +181,7 @@ func (s *Spec) Materialise(dir, name string, m Materials) (*Root, error) {
 	if err := r.writeRelaxOverrides(taken, s.relaxFor(name), m.supplied()); err != nil {
 		return nil, fmt.Errorf("estate %s: root %s: %w", s.Name, name, err)
 	}
-	if err := r.WriteFile(ProvidersFile, providersTF(m.Providers, brought, overridden)); err != nil {
+	if err := r.WriteFile(providersFile, providersTF(m.Providers, brought, overridden)); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/hclblock"
 	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
 	"github.com/gauntlet-k8s/gauntlet/internal/wire"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
@@ -530,7 +531,7 @@ func (hs *handoffSide) toPosition(ctx context.Context, addr, id string) error {
 		hs.after, err = recordstore.Raw(ctx, hs.cs, hs.from.store)
 		return err
 	}
-	removed, err := estate.RemovedBlock(addr)
+	removed, err := hclblock.Removed(addr)
 	if err != nil {
 		return err
 	}
@@ -544,7 +545,7 @@ func (hs *handoffSide) toPosition(ctx context.Context, addr, id string) error {
 	if hs.after, err = recordstore.Raw(ctx, hs.cs, hs.from.store); err != nil {
 		return err
 	}
-	imp, err := estate.ImportBlock(addr, id)
+	imp, err := hclblock.Import(addr, id)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/hclblock"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -31,7 +31,7 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	// A written rename is text edits with counts; a derived one rewrites
 	// the block's address and every reference with the HCL writer, each
 	// side reporting how many references followed.
-	movedTF, err := estate.MovedBlock(rn.From, rn.To)
+	movedTF, err := hclblock.Moved(rn.From, rn.To)
 	if err != nil {
 		return err
 	}
