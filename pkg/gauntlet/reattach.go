@@ -15,13 +15,10 @@ import (
 // manifestResource is a kubernetes_manifest resource block.
 var manifestResource = regexp.MustCompile(`(?m)^\s*resource\s+"kubernetes_manifest"`)
 
-// reattachProviders turns WithReattachedProviders on for both engines,
-// their plugins stopped at teardown. The kubernetes provider stays per
-// call where the materialised roots (under work) declare a
-// kubernetes_manifest: that resource caches the cluster's discovery and
-// OpenAPI schema for the life of the plugin process, so one plugin
-// serving a whole run would plan a custom resource against the API as it
-// was before its CRD was applied. It returns the reason, or "".
+// apiChange is what adds to or takes from the cluster's API while a run
+// goes on: a CRD or an aggregated APIService, in any file a root reads.
+var apiChange = regexp.MustCompile(`CustomResourceDefinition|APIService|kubernetes_api_service`)
+
 func reattachProviders(work string, td *teardown, engines ...*engine.Engine) (string, error) {
 	manifest, err := declaresManifest(work)
 	if err != nil {
@@ -70,19 +67,37 @@ func reattachedSentence(why string, engines ...*engine.Engine) string {
 // declaresManifest says whether any .tf file under dir declares a
 // kubernetes_manifest resource.
 func declaresManifest(dir string) (bool, error) {
+	return anyFile(dir, func(p string) bool { return strings.HasSuffix(p, ".tf") }, manifestResource)
+}
+
+// changesAPI says whether any file a root under dir reads (.tf, YAML,
+// JSON, templates) names a CRD or an APIService.
+func changesAPI(dir string) (bool, error) {
+	return anyFile(dir, func(string) bool { return true }, apiChange)
+}
+
+// anyFile says whether a file under dir that want picks matches re; the
+// engines' own folders (.terraform, logs, .home) are not the roots'.
+func anyFile(dir string, want func(string) bool, re *regexp.Regexp) (bool, error) {
 	found := false
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || found {
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".tf") {
+		if d.IsDir() {
+			if n := d.Name(); n == ".terraform" || n == "logs" || n == ".home" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !want(p) {
 			return nil
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		found = manifestResource.Match(b)
+		found = re.Match(b)
 		return nil
 	})
 	return found, err

@@ -35,3 +35,30 @@ func TestDeclaresManifestFindsOnlyTheResource(t *testing.T) {
 		}
 	}
 }
+
+// A CRD or an APIService anywhere a root reads - a YAML file it decodes,
+// a typed kubernetes_api_service - changes the cluster's API during the
+// run; the engines' own folders are not read.
+func TestChangesAPIReadsEveryFileOfTheRoots(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, text string
+		want             bool
+	}{
+		{"a CRD in YAML", "root/crds/widget.yaml", "kind: CustomResourceDefinition\n", true},
+		{"a typed APIService", "root/main.tf", "resource \"kubernetes_api_service\" \"m\" {}\n", true},
+		{"a manifest of a ConfigMap", "root/main.tf", "resource \"kubernetes_manifest\" \"c\" {\n  manifest = { kind = \"ConfigMap\" }\n}\n", false},
+		{"an installed module's CRD", "root/.terraform/modules/x/crd.yaml", "kind: CustomResourceDefinition\n", false},
+	} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, tc.file)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := changesAPI(dir); err != nil || got != tc.want {
+			t.Errorf("%s: changesAPI = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
