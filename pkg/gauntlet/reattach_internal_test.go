@@ -21,15 +21,7 @@ func TestDeclaresManifestFindsOnlyTheResource(t *testing.T) {
 		{"a module declaring one", "modules/crd/main.tf", "resource \"kubernetes_config_map_v1\" \"c\" {}\n\n  resource \"kubernetes_manifest\" \"crd\" {\n  manifest = {}\n}\n", true},
 		{"not a .tf file", "notes.md", "resource \"kubernetes_manifest\" \"x\" {}\n", false},
 	} {
-		dir := t.TempDir()
-		p := filepath.Join(dir, tc.file)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, err := declaresManifest(dir)
+		got, err := declaresManifest(oneFile(t, tc.file, tc.text))
 		if err != nil || got != tc.want {
 			t.Errorf("%s: declaresManifest = %v, %v; want %v", tc.name, got, err, tc.want)
 		}
@@ -49,16 +41,22 @@ func TestChangesAPIReadsEveryFileOfTheRoots(t *testing.T) {
 		{"a manifest of a ConfigMap", "root/main.tf", "resource \"kubernetes_manifest\" \"c\" {\n  manifest = { kind = \"ConfigMap\" }\n}\n", false},
 		{"an installed module's CRD", "root/.terraform/modules/x/crd.yaml", "kind: CustomResourceDefinition\n", false},
 	} {
-		dir := t.TempDir()
-		p := filepath.Join(dir, tc.file)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := changesAPI(dir); err != nil || got != tc.want {
+		if got, err := changesAPI(oneFile(t, tc.file, tc.text)); err != nil || got != tc.want {
 			t.Errorf("%s: changesAPI = %v, %v; want %v", tc.name, got, err, tc.want)
 		}
 	}
+}
+
+// oneFile is a fresh folder holding text at the slash path file.
+func oneFile(t *testing.T, file, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
