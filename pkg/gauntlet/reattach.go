@@ -19,16 +19,30 @@ var manifestResource = regexp.MustCompile(`(?m)^\s*resource\s+"kubernetes_manife
 // goes on: a CRD or an aggregated APIService, in any file a root reads.
 var apiChange = regexp.MustCompile(`CustomResourceDefinition|APIService|kubernetes_api_service`)
 
+// reattachProviders turns WithReattachedProviders on for both engines,
+// their plugins stopped at teardown. The kubernetes provider stays per
+// call where the materialised roots (under work) declare a
+// kubernetes_manifest and also a CRD or an APIService: kubernetes_manifest
+// caches the cluster's discovery and OpenAPI schema for the life of the
+// plugin process, so one plugin serving a whole run would plan a custom
+// resource against the API as it was before its CRD was applied. It
+// returns the reason, or "".
 func reattachProviders(work string, td *teardown, engines ...*engine.Engine) (string, error) {
 	manifest, err := declaresManifest(work)
 	if err != nil {
 		return "", err
 	}
+	changes := false
+	if manifest {
+		if changes, err = changesAPI(work); err != nil {
+			return "", err
+		}
+	}
 	var except []string
 	why := ""
-	if manifest {
+	if manifest && changes {
 		except = append(except, "kubernetes")
-		why = "the kubernetes provider started with each call: the estate has kubernetes_manifest resources, which cache the cluster's API discovery for the life of the plugin"
+		why = "the kubernetes provider started with each call: the estate has kubernetes_manifest resources, which cache the cluster's API discovery for the life of the plugin, and a CRD or an APIService that changes that API during the run"
 	}
 	seen := map[*engine.Engine]bool{}
 	for _, e := range engines {

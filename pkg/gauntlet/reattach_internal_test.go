@@ -3,6 +3,7 @@ package gauntlet
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,4 +60,27 @@ func oneFile(t *testing.T, file, text string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// The decision itself: a kubernetes_manifest of a built-in kind keeps the
+// kubernetes provider reattached; with a CRD beside it, it starts with
+// each call, and the reason says why.
+func TestReattachKeepsKubernetesPerCallOnlyBesideAnAPIChange(t *testing.T) {
+	manifest := "resource \"kubernetes_manifest\" \"c\" {\n  manifest = { kind = \"ConfigMap\" }\n}\n"
+	for _, tc := range []struct {
+		name, text string
+		perCall    bool
+	}{
+		{"a ConfigMap manifest", manifest, false},
+		{"a manifest beside a CRD", manifest + "# kind: CustomResourceDefinition\n", true},
+		{"typed resources and an APIService", "resource \"kubernetes_api_service\" \"m\" {}\n", false},
+	} {
+		why, err := reattachProviders(oneFile(t, "subject/root/main.tf", tc.text), &teardown{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perCall := strings.Contains(why, "kubernetes provider started with each call"); perCall != tc.perCall {
+			t.Errorf("%s: reason %q; want the kubernetes provider per call: %v", tc.name, why, tc.perCall)
+		}
+	}
 }
