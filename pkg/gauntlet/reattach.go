@@ -21,22 +21,24 @@ var apiChange = regexp.MustCompile(`CustomResourceDefinition|APIService|kubernet
 
 // reattachProviders turns WithReattachedProviders on for both engines,
 // their plugins stopped at teardown. The kubernetes provider stays per
-// call where the materialised roots (under work) declare a
+// call where the materialised roots (their folders in roots) declare a
 // kubernetes_manifest and also a CRD or an APIService: kubernetes_manifest
 // caches the cluster's discovery and OpenAPI schema for the life of the
 // plugin process, so one plugin serving a whole run would plan a custom
 // resource against the API as it was before its CRD was applied. It
 // returns the reason, or "".
-func reattachProviders(work string, td *teardown, engines ...*engine.Engine) (string, error) {
-	manifest, err := declaresManifest(work)
-	if err != nil {
-		return "", err
-	}
-	changes := false
-	if manifest {
-		if changes, err = changesAPI(work); err != nil {
+func reattachProviders(roots []string, td *teardown, engines ...*engine.Engine) (string, error) {
+	manifest, changes := false, false
+	for _, dir := range roots {
+		m, err := declaresManifest(dir)
+		if err != nil {
 			return "", err
 		}
+		c, err := changesAPI(dir)
+		if err != nil {
+			return "", err
+		}
+		manifest, changes = manifest || m, changes || c
 	}
 	var except []string
 	why := ""

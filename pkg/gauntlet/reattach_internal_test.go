@@ -75,7 +75,7 @@ func TestReattachKeepsKubernetesPerCallOnlyBesideAnAPIChange(t *testing.T) {
 		{"a manifest beside a CRD", manifest + "# kind: CustomResourceDefinition\n", true},
 		{"typed resources and an APIService", "resource \"kubernetes_api_service\" \"m\" {}\n", false},
 	} {
-		why, err := reattachProviders(oneFile(t, "subject/root/main.tf", tc.text), &teardown{})
+		why, err := reattachProviders([]string{oneFile(t, "main.tf", tc.text)}, &teardown{})
 		if err != nil {
 			t.Fatal(err)
 		}
