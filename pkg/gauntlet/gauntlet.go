@@ -135,10 +135,10 @@ func WithStopAfter(stop func(result.Stage) bool) Option {
 // their debug mode, and has every engine call but init and the
 // interrupted applies reach them through TF_REATTACH_PROVIDERS, instead
 // of each call starting its own: about a third of a call's cost. An
-// estate with kubernetes_manifest resources and a CRD or an APIService
-// keeps the kubernetes provider per call (kubernetes_manifest caches the
-// cluster's API discovery for the life of its process, and those change
-// it). The evidence page says it was on. Default: off, until runs
+// estate with kubernetes_manifest resources keeps the kubernetes provider
+// per call (it caches the cluster's API discovery for the life of its
+// process, so it would send fewer requests than production). The
+// evidence page says it was on. Default: off, until runs
 // with it and without show the same verdicts on every estate
 // (docs/performance.md).
 func WithReattachedProviders(on bool) Option {

@@ -29,21 +29,24 @@ func TestDeclaresManifestFindsOnlyTheResource(t *testing.T) {
 	}
 }
 
-// A CRD or an APIService anywhere a root reads - a YAML file it decodes,
-// a typed kubernetes_api_service - changes the cluster's API during the
-// run; the engines' own folders are not read.
-func TestChangesAPIReadsEveryFileOfTheRoots(t *testing.T) {
+// The decision itself: any kubernetes_manifest keeps the kubernetes
+// provider per call, and the reason says why; typed resources, an
+// APIService among them, do not.
+func TestReattachKeepsKubernetesPerCallBesideAManifest(t *testing.T) {
+	manifest := "resource \"kubernetes_manifest\" \"c\" {\n  manifest = { kind = \"ConfigMap\" }\n}\n"
 	for _, tc := range []struct {
-		name, file, text string
-		want             bool
+		name, text string
+		perCall    bool
 	}{
-		{"a CRD in YAML", "root/crds/widget.yaml", "kind: CustomResourceDefinition\n", true},
-		{"a typed APIService", "root/main.tf", "resource \"kubernetes_api_service\" \"m\" {}\n", true},
-		{"a manifest of a ConfigMap", "root/main.tf", "resource \"kubernetes_manifest\" \"c\" {\n  manifest = { kind = \"ConfigMap\" }\n}\n", false},
-		{"an installed module's CRD", "root/.terraform/modules/x/crd.yaml", "kind: CustomResourceDefinition\n", false},
+		{"a ConfigMap manifest", manifest, true},
+		{"typed resources and an APIService", "resource \"kubernetes_api_service\" \"m\" {}\n", false},
 	} {
-		if got, err := changesAPI(oneFile(t, tc.file, tc.text)); err != nil || got != tc.want {
-			t.Errorf("%s: changesAPI = %v, %v; want %v", tc.name, got, err, tc.want)
+		why, err := reattachProviders([]string{oneFile(t, "main.tf", tc.text)}, &teardown{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perCall := strings.Contains(why, "kubernetes provider started with each call"); perCall != tc.perCall {
+			t.Errorf("%s: reason %q; want the kubernetes provider per call: %v", tc.name, why, tc.perCall)
 		}
 	}
 }
@@ -60,27 +63,4 @@ func oneFile(t *testing.T, file, text string) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// The decision itself: a kubernetes_manifest of a built-in kind keeps the
-// kubernetes provider reattached; with a CRD beside it, it starts with
-// each call, and the reason says why.
-func TestReattachKeepsKubernetesPerCallOnlyBesideAnAPIChange(t *testing.T) {
-	manifest := "resource \"kubernetes_manifest\" \"c\" {\n  manifest = { kind = \"ConfigMap\" }\n}\n"
-	for _, tc := range []struct {
-		name, text string
-		perCall    bool
-	}{
-		{"a ConfigMap manifest", manifest, false},
-		{"a manifest beside a CRD", manifest + "# kind: CustomResourceDefinition\n", true},
-		{"typed resources and an APIService", "resource \"kubernetes_api_service\" \"m\" {}\n", false},
-	} {
-		why, err := reattachProviders([]string{oneFile(t, "main.tf", tc.text)}, &teardown{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if perCall := strings.Contains(why, "kubernetes provider started with each call"); perCall != tc.perCall {
-			t.Errorf("%s: reason %q; want the kubernetes provider per call: %v", tc.name, why, tc.perCall)
-		}
-	}
 }
