@@ -600,7 +600,6 @@ func cleanTree(p string) string {
 	return strings.TrimPrefix(p, "/")
 }
 
-// relPath is the slash path from folder from to folder to.
 func uniq(s []string) []string {
 	sort.Strings(s)
 	out := s[:0]

@@ -156,8 +156,6 @@ func (s *Source) Up() int {
 	return n
 }
 
-// climb splits a relative path into its leading "../" count and the rest.
-
 // Fetched is a pinned file found verified in the cache: RootPath is where
 // it lands in the run's root, File where it lies now.
 type Fetched struct {
