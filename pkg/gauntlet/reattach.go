@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
 
 // manifestResource is a kubernetes_manifest resource block.
@@ -17,21 +19,27 @@ var manifestResource = regexp.MustCompile(`(?m)^\s*resource\s+"kubernetes_manife
 
 // reattachProviders turns WithReattachedProviders on for both engines,
 // their plugins stopped at teardown. The kubernetes provider stays per
-// call where the materialised roots (their folders in roots) declare a
+// call where a side's materialised roots declare a
 // kubernetes_manifest: that resource caches the cluster's discovery and
 // OpenAPI schema for the life of the plugin process, so a reattached
 // plugin asks the API for them once instead of once per call - measured
 // on the pair, every stage's request counts and request figures moved
 // (verdicts did not) - and would plan a custom resource against the API
 // as it was before its CRD was applied. It returns the reason, or "".
-func reattachProviders(roots []string, td *teardown, engines ...*engine.Engine) (string, error) {
+func reattachProviders(sides []*stage.Side, td *teardown, engines ...*engine.Engine) (string, error) {
 	manifest := false
-	for _, dir := range roots {
-		m, err := declaresManifest(dir)
-		if err != nil {
-			return "", err
+	for _, sd := range sides {
+		roots := []*estate.Root{sd.Root}
+		for _, other := range sd.Others {
+			roots = append(roots, other.Root)
 		}
-		manifest = manifest || m
+		for _, root := range roots {
+			m, err := declaresManifest(root.Dir)
+			if err != nil {
+				return "", err
+			}
+			manifest = manifest || m
+		}
 	}
 	var except []string
 	why := ""

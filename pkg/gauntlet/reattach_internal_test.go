@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
 
 // The kubernetes provider stays per call exactly where a root, or a
@@ -41,7 +44,7 @@ func TestReattachKeepsKubernetesPerCallBesideAManifest(t *testing.T) {
 		{"a ConfigMap manifest", manifest, true},
 		{"typed resources and an APIService", "resource \"kubernetes_api_service\" \"m\" {}\n", false},
 	} {
-		why, err := reattachProviders([]string{oneFile(t, "main.tf", tc.text)}, &teardown{})
+		why, err := reattachProviders([]*stage.Side{{Root: &estate.Root{Dir: oneFile(t, "main.tf", tc.text)}}}, &teardown{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,16 +94,7 @@ func Run(ctx context.Context, spec *estate.Spec, opts ...Option) (res *result.Ru
 	}
 	why := ""
 	if o.reattach {
-		// The roots' folders only: the work folder also holds the
-		// clusters' data, whose built-in APIServices would match.
-		var roots []string
-		for _, sd := range sides {
-			roots = append(roots, sd.Root.Dir)
-			for _, o := range sd.Others {
-				roots = append(roots, o.Root.Dir)
-			}
-		}
-		if why, err = reattachProviders(roots, td, pre.subject, pre.oracle); err != nil {
+		if why, err = reattachProviders(sides, td, pre.subject, pre.oracle); err != nil {
 			return nil, err
 		}
 	}

@@ -38,7 +38,7 @@ const debugStartBound = 30 * time.Second
 // any workspace runs; Close stops the plugins. Default: every call starts
 // its own.
 func (e *Engine) ReattachProviders(except ...string) {
-	r := &reattach{except: map[string]bool{}, running: map[string]*debugProvider{}}
+	r := &reattach{except: map[string]bool{}, running: map[string]*debugProvider{}, failed: map[string]error{}, types: map[string]bool{}}
 	for _, t := range except {
 		r.except[t] = true
 	}
@@ -171,9 +171,6 @@ func (r *reattach) lease(w *Workspace) (string, []string, func(), error) {
 		}
 		if dp == nil {
 			if dp, err = startDebug(w, p); err != nil {
-				if r.failed == nil {
-					r.failed = map[string]error{}
-				}
 				r.failed[key] = err
 				errs = append(errs, err)
 				continue
@@ -189,9 +186,6 @@ func (r *reattach) lease(w *Workspace) (string, []string, func(), error) {
 		}
 		conf[p.addr] = dp.config
 		types = append(types, p.typ)
-		if r.types == nil {
-			r.types = map[string]bool{}
-		}
 		r.types[p.typ] = true
 	}
 	release := func() {
