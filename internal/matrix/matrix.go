@@ -80,6 +80,10 @@ type Subject struct {
 	Pin string
 	// Path, when set, runs the binary at Path instead of a pinned one.
 	Path string
+	// ReattachProviders reattaches this column's providers as
+	// Options.ReattachProviders does all columns': a column with and one
+	// without measure its parity.
+	ReattachProviders bool
 }
 
 // Options configure Run.
@@ -110,6 +114,11 @@ type Options struct {
 	// OracleLive runs the oracle's side live in every run instead of
 	// once (default false: recorded once, replayed for the rest).
 	OracleLive bool
+	// ReattachProviders starts each run's provider plugins once and
+	// reattaches its engine calls to them (gauntlet.WithReattachedProviders);
+	// a replayed oracle makes no call, so it reaches the subjects and the
+	// recording run's oracle. Default false: every call starts its own.
+	ReattachProviders bool
 	// Out, when set, is the folder WriteAll will write to: each run keeps
 	// the log of every engine call that failed in its column's folder
 	// (ColumnDir/logs), and its details cite it there rather than in the
@@ -121,26 +130,43 @@ type Options struct {
 // folder dir (WriteAll), where its failed calls' logs are kept too.
 func ColumnDir(dir, tool string) string { return filepath.Join(dir, tool) }
 
+// Want is what a run of a matrix column is: Reusable compares an earlier
+// run against it.
+type Want struct {
+	Estate, Commit, Substrate string
+	Subject, Oracle           toolchain.EngineRef
+	// SubjectSHA is the subject binary's sha256.
+	SubjectSHA string
+	// Stages is the stage selection; nil is every stage.
+	Stages []string
+	// ReattachProviders is Options.ReattachProviders.
+	ReattachProviders bool
+}
+
 // Reusable says why an earlier run can stand for a new one, or returns an
 // error: it must be of this gauntlet commit (clean), this estate and
 // substrate, the same subject binary (sha256 and pin) and oracle pin,
-// not cancelled or sabotaged, and of the same stage selection.
-func Reusable(r *result.Run, estateName, commit, substrate string, subject, oracle toolchain.EngineRef, subjectSHA string, stages []string) error {
+// not cancelled or sabotaged, of the same stage selection, and with its
+// providers reattached or not as asked.
+func Reusable(r *result.Run, w Want) error {
+	commit, stages := w.Commit, w.Stages
 	switch {
 	case r == nil:
 		return fmt.Errorf("no earlier run")
 	case commit == "" || strings.HasSuffix(commit, "-dirty") || r.Commit != commit:
 		return fmt.Errorf("earlier run at %q, now %q (a dirty tree reuses nothing)", r.Commit, commit)
-	case r.Estate.Name != estateName:
+	case r.Estate.Name != w.Estate:
 		return fmt.Errorf("earlier run of %s", r.Estate.Name)
-	case !strings.HasPrefix(r.Substrate, substrate):
+	case !strings.HasPrefix(r.Substrate, w.Substrate):
 		return fmt.Errorf("earlier run on %s", r.Substrate)
-	case r.Subject.Name != subject.Engine || r.Subject.Pinned != subject.Version || r.Subject.SHA256 != subjectSHA:
+	case r.Subject.Name != w.Subject.Engine || r.Subject.Pinned != w.Subject.Version || r.Subject.SHA256 != w.SubjectSHA:
 		return fmt.Errorf("earlier subject %s %s (sha256 %s)", r.Subject.Name, r.Subject.Pinned, r.Subject.SHA256)
-	case r.Oracle.Name != oracle.Engine || r.Oracle.Pinned != oracle.Version:
+	case r.Oracle.Name != w.Oracle.Engine || r.Oracle.Pinned != w.Oracle.Version:
 		return fmt.Errorf("earlier oracle %s %s", r.Oracle.Name, r.Oracle.Pinned)
 	case r.Cancelled != nil || r.Sabotaged:
 		return fmt.Errorf("earlier run cancelled or sabotaged")
+	case (r.ReattachedProviders != "") != w.ReattachProviders:
+		return fmt.Errorf("earlier run with providers reattached %t, now %t", r.ReattachedProviders != "", w.ReattachProviders)
 	}
 	if len(stages) == 0 {
 		for _, st := range r.Stages {
@@ -371,7 +397,6 @@ func runOne(ctx context.Context, spec *estate.Spec, o Options, e Subject, orc to
 		subject, gauntlet.WithOraclePin(orc.String()),
 		gauntlet.WithSubstrate(o.Substrate), gauntlet.WithOffline(o.Offline), gauntlet.WithCommit(o.Commit),
 		gauntlet.WithLogger(log.Prefixed(o.Logger, e.Label+" ")),
-		gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s", spec.Name, engineFlag, orc, o.Substrate)),
 	}
 	if o.CacheDir != "" {
 		opts = append(opts, gauntlet.WithCacheDir(o.CacheDir))
@@ -382,11 +407,16 @@ func runOne(ctx context.Context, spec *estate.Spec, o Options, e Subject, orc to
 	if t != nil {
 		opts = append(opts, gauntlet.WithOracleTape(t))
 	}
+	reproduce := fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s", spec.Name, engineFlag, orc, o.Substrate)
 	if len(o.Stages) > 0 {
-		opts = append(opts, gauntlet.WithStages(o.Stages...),
-			gauntlet.WithReproduce(fmt.Sprintf("go run ./tools/gauntlet run %s --engine %s --oracle %s --substrate %s --stages %s",
-				spec.Name, engineFlag, orc, o.Substrate, strings.Join(o.Stages, ","))))
+		opts = append(opts, gauntlet.WithStages(o.Stages...))
+		reproduce += " --stages " + strings.Join(o.Stages, ",")
 	}
+	if o.ReattachProviders || e.ReattachProviders {
+		opts = append(opts, gauntlet.WithReattachedProviders(true))
+		reproduce += " --reattach-providers"
+	}
+	opts = append(opts, gauntlet.WithReproduce(reproduce))
 	return gauntlet.Run(ctx, spec, opts...)
 }
 

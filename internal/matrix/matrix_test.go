@@ -166,7 +166,10 @@ func TestReusable(t *testing.T) {
 			Subject: result.Engine{Name: "tofu", Pinned: "1.9.4", SHA256: "s1"}, Oracle: result.Engine{Name: "terraform", Pinned: "1.11.4"},
 			Stages: []result.Stage{{ID: "cold_deploy", Verdict: result.Pass}}}
 	}
-	if err := Reusable(good(), "e1", "c1", "local", subj, orc, "s1", nil); err != nil {
+	want := func(commit, sha string) Want {
+		return Want{Estate: "e1", Commit: commit, Substrate: "local", Subject: subj, Oracle: orc, SubjectSHA: sha}
+	}
+	if err := Reusable(good(), want("c1", "s1")); err != nil {
 		t.Errorf("the same commit, binary and oracle: %v", err)
 	}
 	for name, mod := range map[string]func(r *result.Run) (commit, sha string){
@@ -179,12 +182,31 @@ func TestReusable(t *testing.T) {
 			r.Stages[0].Reason = "not selected for this run"
 			return "c1", "s1"
 		},
+		"providers reattached": func(r *result.Run) (string, string) {
+			r.ReattachedProviders = "kubernetes"
+			return "c1", "s1"
+		},
 	} {
 		r := good()
 		commit, sha := mod(r)
-		if err := Reusable(r, "e1", commit, "local", subj, orc, sha, nil); err == nil {
+		if err := Reusable(r, want(commit, sha)); err == nil {
 			t.Errorf("%s: reused", name)
 		}
+	}
+}
+
+func TestReusableReattached(t *testing.T) {
+	r := &result.Run{Estate: result.Estate{Name: "e1"}, Commit: "c1", Substrate: "local control plane v1.37.2",
+		Subject: result.Engine{Name: "tofu", Pinned: "1.9.4", SHA256: "s1"}, Oracle: result.Engine{Name: "terraform", Pinned: "1.11.4"},
+		ReattachedProviders: "none"}
+	w := Want{Estate: "e1", Commit: "c1", Substrate: "local", SubjectSHA: "s1", ReattachProviders: true,
+		Subject: toolchain.EngineRef{Engine: "tofu", Version: "1.9.4"}, Oracle: toolchain.EngineRef{Engine: "terraform", Version: "1.11.4"}}
+	if err := Reusable(r, w); err != nil {
+		t.Errorf("reattached both times (nothing to reattach): %v", err)
+	}
+	w.ReattachProviders = false
+	if err := Reusable(r, w); err == nil || !strings.Contains(err.Error(), "reattached true, now false") {
+		t.Errorf("reattached, now not: %v", err)
 	}
 }
 

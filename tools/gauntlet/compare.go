@@ -38,6 +38,7 @@ func compareCommand() cli.Command {
 		Examples: []cli.Example{
 			{What: "your build against the last release on every estate", Command: "gauntlet compare --all --engine ./bin/tofu --baseline tofu@1.12.6"},
 			{What: "two pinned releases on one estate, one run a side (no time spread)", Command: "gauntlet compare corpus-k8s-metrics-server --engine tofu@1.11.5 --baseline tofu@1.12.6 -n 1"},
+			{What: "the parity of reattached providers: the same engine, its providers reattached on the build's side only", Command: "gauntlet compare --all --engine tofu@1.12.6 --baseline tofu@1.12.6 --reattach-providers build -n 1"},
 			{What: "the first of four CI jobs (out/shards/compare-1-of-4)", Command: "gauntlet compare --all --shard 1/4 --engine ./bin/tofu --baseline tofu@1.12.6"},
 		},
 		Setup: func(fs *cli.FlagSet) cli.Action {
@@ -51,6 +52,7 @@ func compareCommand() cli.Command {
 			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
 			fs.IntVar(&f.n, "n", 3, "runs of each side per estate, `N`: engine time is flagged only outside their spread")
 			out := fs.String("out", "", "the `DIR` to write report.md, report.json, report.html and <estate>/<side>-<i>/ evidence to (default: out/compare, or out/shards/compare-I-of-N with --shard)")
+			fs.StringVar(&f.reattach, "reattach-providers", "", "start each run's provider plugins once and reattach its engine calls to them (TF_REATTACH_PROVIDERS) on `SIDES`: both, or build only - with the same engine as --baseline, the parity of reattached providers (docs/performance.md) (default: neither)")
 			var every allFlags
 			every.register(fs, false)
 			var from multiFlag
@@ -70,6 +72,9 @@ func compareCommand() cli.Command {
 				}
 				if f.n < 1 {
 					return cli.Usagef("compare", "-n %d: want at least 1 run a side", f.n)
+				}
+				if f.reattach != "" && f.reattach != "both" && f.reattach != "build" {
+					return cli.Usagef("compare", "--reattach-providers %q: want both or build", f.reattach)
 				}
 				var err error
 				if f.page, err = page.options("compare"); err != nil {
@@ -98,10 +103,13 @@ func compareCommand() cli.Command {
 type compareFlags struct {
 	tf                       toolchainFlags
 	engine, baseline, oracle string
-	n                        int
-	out                      string
-	shard                    shard
-	page                     []evidence.Option
+	// reattach is the sides whose providers are reattached: "", "both" or
+	// "build".
+	reattach string
+	n        int
+	out      string
+	shard    shard
+	page     []evidence.Option
 	// Set by resolve: the build as a matrix column, the baseline and the
 	// oracle as pinned engines.
 	build       matrix.Subject
@@ -186,6 +194,15 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 		}
 	}
 	in := compare.Input{Engine: f.engine, Baseline: f.base.String(), Oracle: f.orc.String(), Shard: f.shard.String()}
+	// The report names what differs between the sides: with the same
+	// engine on both, the reattached providers are the build.
+	switch f.reattach {
+	case "build":
+		in.Engine += " (providers reattached)"
+	case "both":
+		in.Engine += " (providers reattached)"
+		in.Baseline += " (providers reattached)"
+	}
 	start := time.Now()
 	commit := gitCommit(ctx)
 	for i, spec := range specs {
@@ -365,10 +382,11 @@ func compareRuns(ctx context.Context, f compareFlags, spec *estate.Spec, commit 
 	for k := 1; k <= f.n; k++ {
 		subjects = append(subjects,
 			matrix.Subject{Label: fmt.Sprintf("baseline #%d", k), Tool: fmt.Sprintf("baseline-%d", k), Pin: f.base.String()},
-			matrix.Subject{Label: fmt.Sprintf("build #%d", k), Tool: fmt.Sprintf("build-%d", k), Pin: f.build.Pin, Path: f.build.Path})
+			matrix.Subject{Label: fmt.Sprintf("build #%d", k), Tool: fmt.Sprintf("build-%d", k), Pin: f.build.Pin, Path: f.build.Path,
+				ReattachProviders: f.reattach == "build"})
 	}
 	m, err := matrix.Run(ctx, spec, matrix.Options{Subjects: subjects, Oracle: f.orc.String(), Substrate: "local", CacheDir: f.tf.cache,
-		Offline: f.tf.offline, Commit: commit, Logger: l,
+		Offline: f.tf.offline, Commit: commit, Logger: l, ReattachProviders: f.reattach == "both",
 		// compare.WriteAll writes each run's evidence to <out>/<estate>/<tool>.
 		Out: filepath.Join(f.out, spec.Name)})
 	if err != nil {

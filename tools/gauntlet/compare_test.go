@@ -63,6 +63,7 @@ func TestCompareUsage(t *testing.T) {
 		{[]string{"compare", "--all", "--baseline", "tofu@1.12.6"}, "--engine and --baseline are both required"},
 		{[]string{"compare", "e", "--engine", "./bin/tofu"}, "--engine and --baseline are both required"},
 		{append([]string{"compare", "--all", "-n", "0"}, side...), "-n 0: want at least 1 run a side"},
+		{append([]string{"compare", "--all", "--reattach-providers", "baseline"}, side...), `--reattach-providers "baseline": want both or build`},
 		{append([]string{"compare"}, side...), "want <estate>"},
 		{append([]string{"compare", "e", "--shard", "1/2"}, side...), "--shard needs --all"},
 		{append([]string{"compare", "e", "--all"}, side...), "--all takes every estate"},

@@ -50,6 +50,7 @@ func matrixCommand() cli.Command {
 			fs.IntVar(&f.jobs, "jobs", 0, "engine runs at once, `N`, each with its own two clusters (default: one per two cores on local, 1 on kind)")
 			fs.BoolVar(&f.oracleLive, "oracle-live", false, "run the oracle live with every engine instead of once, recorded, and replayed for the others")
 			fs.BoolVar(&f.reuse, "reuse", false, "keep an engine's earlier run in the output folder when it is of this (clean) commit, the same binaries, oracle, substrate and stages")
+			registerReattach(fs, &f.reattach)
 			var every allFlags
 			every.register(fs, true)
 			return func(ctx context.Context, args []string) error {
@@ -83,7 +84,7 @@ type matrixFlags struct {
 	tf                                               *toolchainFlags
 	estates, engines, oracle, substrate, out, stages string
 	jobs                                             int
-	oracleLive, reuse                                bool
+	oracleLive, reuse, reattach                      bool
 	reproduce                                        string
 	page                                             []evidence.Option
 }
@@ -154,7 +155,9 @@ func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 					ref = e
 				}
 			}
-			if err := matrix.Reusable(&r, spec.Name, commit, f.substrate, ref, orc, shas[tool], selected); err != nil {
+			want := matrix.Want{Estate: spec.Name, Commit: commit, Substrate: f.substrate, Subject: ref, Oracle: orc, SubjectSHA: shas[tool],
+				Stages: selected, ReattachProviders: f.reattach}
+			if err := matrix.Reusable(&r, want); err != nil {
 				l.Infof("matrix: %s runs again: %v", ref, err)
 				return nil
 			}
@@ -164,7 +167,7 @@ func runMatrix(ctx context.Context, name, out string, f matrixFlags) error {
 	start := time.Now()
 	m, err := matrix.Run(ctx, spec, matrix.Options{Engines: specs, Oracle: f.oracle, Substrate: f.substrate, CacheDir: tf.cache,
 		Offline: tf.offline, Stages: selected, Commit: commit, Logger: l, Reuse: reuseRun, Jobs: f.jobs, OracleLive: f.oracleLive,
-		Reproduce: f.reproduce, Out: out})
+		ReattachProviders: f.reattach, Reproduce: f.reproduce, Out: out})
 	if err != nil {
 		return err
 	}

@@ -201,7 +201,13 @@ func (f *sideFlags) register(fs *cli.FlagSet) {
 	fs.StringVar(&f.substrate, "substrate", "local", "where the clusters run, `NAME`: local (control planes as child processes), kind (real nodes, as root) or kubeconfig (two existing clusters)")
 	fs.StringVar(&f.subjectKC, "subject-kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the subject's cluster's kubeconfig")
 	fs.StringVar(&f.oracleKC, "oracle-kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the oracle's cluster's kubeconfig (another cluster than the subject's)")
-	fs.BoolVar(&f.reattach, "reattach-providers", false, "start each side's provider plugins once and reattach every engine call to them (TF_REATTACH_PROVIDERS) but init and the interrupted applies; off until its parity is shown on every estate (docs/performance.md), never recorded")
+	registerReattach(fs, &f.reattach)
+}
+
+// registerReattach is --reattach-providers, for every command that runs
+// estates on its own clusters.
+func registerReattach(fs *cli.FlagSet, on *bool) {
+	fs.BoolVar(on, "reattach-providers", false, "start each side's provider plugins once and reattach every engine call to them (TF_REATTACH_PROVIDERS) but init and the interrupted applies; off until its parity is shown on every estate (docs/performance.md), never recorded")
 }
 
 // options checks the flags together (a usage error names the fix) and
