@@ -14,18 +14,22 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 )
 
-// manifestResource is a kubernetes_manifest resource block.
-var manifestResource = regexp.MustCompile(`(?m)^\s*resource\s+"kubernetes_manifest"`)
+// manifestBlock is a block the kubernetes provider serves through its
+// manifest machinery: a kubernetes_manifest resource, or a
+// kubernetes_resource or kubernetes_resources data source.
+var manifestBlock = regexp.MustCompile(`(?m)^\s*(resource\s+"kubernetes_manifest"|data\s+"kubernetes_resources?")`)
 
 // reattachProviders turns WithReattachedProviders on for both engines,
 // their plugins stopped at teardown. The kubernetes provider stays per
-// call where a side's materialised roots declare a
-// kubernetes_manifest: that resource caches the cluster's discovery and
-// OpenAPI schema for the life of the plugin process, so a reattached
-// plugin asks the API for them once instead of once per call - measured
-// on the pair, every stage's request counts and request figures moved
-// (verdicts did not) - and would plan a custom resource against the API
-// as it was before its CRD was applied. It returns the reason, or "".
+// call where a side's materialised roots declare a kubernetes_manifest
+// resource or a kubernetes_resource(s) data source: those cache the
+// cluster's discovery and OpenAPI schema for the life of the plugin
+// process, so a reattached plugin asks the API for them once instead of
+// once per call - measured on the pair (manifests) and on
+// corpus-rbac-example (a kubernetes_resource data source), every stage's
+// request counts moved (verdicts did not) - and would plan a custom
+// resource against the API as it was before its CRD was applied. It
+// returns the reason, or "".
 func reattachProviders(sides []*stage.Side, td *teardown, engines ...*engine.Engine) (string, error) {
 	manifest := false
 	for _, sd := range sides {
@@ -45,7 +49,7 @@ func reattachProviders(sides []*stage.Side, td *teardown, engines ...*engine.Eng
 	why := ""
 	if manifest {
 		except = append(except, "kubernetes")
-		why = "the kubernetes provider started with each call: the estate has kubernetes_manifest resources, which cache the cluster's API discovery for the life of the plugin, so a reattached one would send fewer requests than production"
+		why = "the kubernetes provider started with each call: the estate has kubernetes_manifest resources or kubernetes_resource(s) data sources, which cache the cluster's API discovery for the life of the plugin, so a reattached one would send fewer requests than production"
 	}
 	seen := map[*engine.Engine]bool{}
 	for _, e := range engines {
@@ -82,7 +86,7 @@ func reattachedSentence(why string, engines ...*engine.Engine) string {
 }
 
 // declaresManifest says whether a .tf file under dir declares a
-// kubernetes_manifest resource; the engines' own folders (.terraform,
+// manifestBlock; the engines' own folders (.terraform,
 // logs, .home) are not the root's.
 func declaresManifest(dir string) (bool, error) {
 	found := false
@@ -103,7 +107,7 @@ func declaresManifest(dir string) (bool, error) {
 		if err != nil {
 			return err
 		}
-		found = manifestResource.Match(b)
+		found = manifestBlock.Match(b)
 		return nil
 	})
 	return found, err

@@ -11,8 +11,9 @@ import (
 )
 
 // The kubernetes provider stays per call exactly where a root, or a
-// module under it, declares a kubernetes_manifest resource: a mention in
-// a comment, a string or another resource's name is not one.
+// module under it, declares a kubernetes_manifest resource or a
+// kubernetes_resource(s) data source: a mention in a comment, a string
+// or another block's name is not one.
 func TestDeclaresManifestFindsOnlyTheResource(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -23,6 +24,9 @@ func TestDeclaresManifestFindsOnlyTheResource(t *testing.T) {
 		{"a typed root", "main.tf", "resource \"kubernetes_config_map_v1\" \"c\" {}\n# kubernetes_manifest is not used here\n", false},
 		{"a string naming it", "main.tf", "locals {\n  kind = \"kubernetes_manifest\"\n}\n", false},
 		{"a module declaring one", "modules/crd/main.tf", "resource \"kubernetes_config_map_v1\" \"c\" {}\n\n  resource \"kubernetes_manifest\" \"crd\" {\n  manifest = {}\n}\n", true},
+		{"a kubernetes_resource data source (corpus-rbac-example)", "modules/rbac/main.tf", "data \"kubernetes_resource\" \"role\" {\n  api_version = \"rbac.authorization.k8s.io/v1\"\n}\n", true},
+		{"a kubernetes_resources data source", "main.tf", "data \"kubernetes_resources\" \"all\" {}\n", true},
+		{"a typed data source", "main.tf", "data \"kubernetes_namespace_v1\" \"n\" {}\n", false},
 		{"not a .tf file", "notes.md", "resource \"kubernetes_manifest\" \"x\" {}\n", false},
 	} {
 		got, err := declaresManifest(oneFile(t, tc.file, tc.text))
