@@ -38,7 +38,13 @@ func reattachProviders(sides []*stage.Side, td *teardown, engines ...*engine.Eng
 			roots = append(roots, other.Root)
 		}
 		for _, root := range roots {
-			m, err := declaresManifest(root.Dir)
+			// Base, not Dir: a root's modules may sit beside it, outside
+			// its own folder (corpus-rbac-example's ../../modules/rbac).
+			tree := root.Base
+			if tree == "" {
+				tree = root.Dir
+			}
+			m, err := declaresManifest(tree)
 			if err != nil {
 				return "", err
 			}

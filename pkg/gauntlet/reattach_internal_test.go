@@ -56,6 +56,18 @@ func TestReattachKeepsKubernetesPerCallBesideAManifest(t *testing.T) {
 			t.Errorf("%s: reason %q; want the kubernetes provider per call: %v", tc.name, why, tc.perCall)
 		}
 	}
+	// A module beside the root, outside its folder but inside the tree
+	// it landed in (corpus-rbac-example: examples/rbac calling
+	// ../../modules/rbac).
+	base := oneFile(t, "modules/rbac/main.tf", "data \"kubernetes_resource\" \"role\" {}\n")
+	dir := filepath.Join(base, "examples", "rbac")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	why, err := reattachProviders([]*stage.Side{{Root: &estate.Root{Dir: dir, Base: base}}}, &teardown{})
+	if err != nil || !strings.Contains(why, "kubernetes provider started with each call") {
+		t.Errorf("a module outside the root's folder: reason %q, %v; want the kubernetes provider per call", why, err)
+	}
 }
 
 // oneFile is a fresh folder holding text at the slash path file.
