@@ -149,12 +149,11 @@ type Want struct {
 // not cancelled or sabotaged, of the same stage selection, and with its
 // providers reattached or not as asked.
 func Reusable(r *result.Run, w Want) error {
-	commit, stages := w.Commit, w.Stages
 	switch {
 	case r == nil:
 		return fmt.Errorf("no earlier run")
-	case commit == "" || strings.HasSuffix(commit, "-dirty") || r.Commit != commit:
-		return fmt.Errorf("earlier run at %q, now %q (a dirty tree reuses nothing)", r.Commit, commit)
+	case w.Commit == "" || strings.HasSuffix(w.Commit, "-dirty") || r.Commit != w.Commit:
+		return fmt.Errorf("earlier run at %q, now %q (a dirty tree reuses nothing)", r.Commit, w.Commit)
 	case r.Estate.Name != w.Estate:
 		return fmt.Errorf("earlier run of %s", r.Estate.Name)
 	case !strings.HasPrefix(r.Substrate, w.Substrate):
@@ -168,14 +167,14 @@ func Reusable(r *result.Run, w Want) error {
 	case (r.ReattachedProviders != "") != w.ReattachProviders:
 		return fmt.Errorf("earlier run with providers reattached %t, now %t", r.ReattachedProviders != "", w.ReattachProviders)
 	}
-	if len(stages) == 0 {
+	if len(w.Stages) == 0 {
 		for _, st := range r.Stages {
 			// (A run recorded before causes says it in its reason only.)
 			if st.Cause == result.CauseNotSelected || st.Reason == "not selected for this run" {
 				return fmt.Errorf("earlier run selected stages")
 			}
 		}
-	} else if !strings.Contains(r.Reproduce, "--stages "+strings.Join(stages, ",")) {
+	} else if !strings.Contains(r.Reproduce, "--stages "+strings.Join(w.Stages, ",")) {
 		return fmt.Errorf("earlier run selected other stages")
 	}
 	return nil

@@ -196,11 +196,10 @@ func runCompare(ctx context.Context, f compareFlags, specs []*estate.Spec) error
 	in := compare.Input{Engine: f.engine, Baseline: f.base.String(), Oracle: f.orc.String(), Shard: f.shard.String()}
 	// The report names what differs between the sides: with the same
 	// engine on both, the reattached providers are the build.
-	switch f.reattach {
-	case "build":
+	if f.reattach != "" {
 		in.Engine += " (providers reattached)"
-	case "both":
-		in.Engine += " (providers reattached)"
+	}
+	if f.reattach == "both" {
 		in.Baseline += " (providers reattached)"
 	}
 	start := time.Now()
