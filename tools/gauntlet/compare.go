@@ -37,7 +37,6 @@ func compareCommand() cli.Command {
 			"parts of the estates; each shard's report stands alone.",
 		Examples: []cli.Example{
 			{What: "your build against the last release on every estate", Command: "gauntlet compare --all --engine ./bin/tofu --baseline tofu@1.12.6"},
-			{What: "two pinned releases on one estate, one run a side (no time spread)", Command: "gauntlet compare corpus-k8s-metrics-server --engine tofu@1.11.5 --baseline tofu@1.12.6 -n 1"},
 			{What: "the parity of reattached providers: the same engine, its providers reattached on the build's side only", Command: "gauntlet compare --all --engine tofu@1.12.6 --baseline tofu@1.12.6 --reattach-providers build -n 1"},
 			{What: "the first of four CI jobs (out/shards/compare-1-of-4)", Command: "gauntlet compare --all --shard 1/4 --engine ./bin/tofu --baseline tofu@1.12.6"},
 		},
