@@ -390,6 +390,7 @@ const tailLines = 40
 // be the cause - or, when it printed neither (a signal, a timeout), the
 // output when short, else its last tailLines lines, saying so.
 func errorText(s string) string {
+	s = humanize(s)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
 		if isErrorLine(l) {
@@ -419,6 +420,7 @@ func errorText(s string) string {
 func (e *CallError) Diagnostics() []string { return diagnostics(e.Call.Output) }
 
 func diagnostics(s string) []string {
+	s = humanize(s)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	var out []string
 	start := -1

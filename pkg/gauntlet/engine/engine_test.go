@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,5 +204,62 @@ func TestCrashingEngineIsNeverAnEmptyPlan(t *testing.T) {
 	}
 	if engine.ExitCode(err) != 11 || !strings.Contains(err.Error(), "panic: runtime error") {
 		t.Errorf("error does not carry the exit code and the crash: %v", err)
+	}
+}
+
+// TestStreamedPlanIsTheShownPlan: a plan read from its own stream (plan
+// -json) holds what show -json of the saved plan holds - the same
+// actionable changes, the same counts, the printed summary checked
+// against them - in one engine call instead of two; a plan that deletes is
+// still read by show -json, the stream not telling a deposed object apart.
+func TestStreamedPlanIsTheShownPlan(t *testing.T) {
+	c := testenv.LocalCluster(t, "engine", local.WithPods(false))
+	cs := kubernetes.NewForConfigOrDie(c.RESTConfig())
+	for _, cli := range []string{"tofu", "terraform"} {
+		t.Run(cli, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			ws := testenv.Workspace(t, cli, strings.ReplaceAll(smallRoot, "small-", "stream-"), c.KubeconfigPath())
+			if _, err := ws.Init(ctx); err != nil {
+				t.Fatal(err)
+			}
+			both := func(o engine.PlanOptions) (plain, streamed *engine.Plan, calls int) {
+				t.Helper()
+				var err error
+				if plain, err = ws.Plan(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+				n := len(ws.Calls())
+				o.Stream = true
+				if streamed, err = ws.Plan(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(streamed.Actionable()) != fmt.Sprint(plain.Actionable()) || streamed.Counts != plain.Counts || streamed.Printed != plain.Printed {
+					t.Errorf("streamed %s %+v (printed %s), shown %s %+v (printed %s)", streamed.Counts, streamed.Actionable(), streamed.Printed,
+						plain.Counts, plain.Actionable(), plain.Printed)
+				}
+				return plain, streamed, len(ws.Calls()) - n
+			}
+			_, s, calls := both(engine.PlanOptions{})
+			if calls != 1 || s.Raw != nil || (s.Counts != engine.Counts{Add: 2}) {
+				t.Errorf("first plan streamed: %d call(s), raw %v, %s; want 1 call, no show, 2 to add", calls, s.Raw != nil, s.Counts)
+			}
+			if _, err := ws.Apply(ctx, engine.ApplyOptions{PlanFile: s.File}); err != nil {
+				t.Fatal(err) // the streamed plan's file is the saved plan
+			}
+			patch := []byte(`{"data":{"colour":"red"}}`)
+			if _, err := cs.CoreV1().ConfigMaps("default").Patch(ctx, "stream-cfg", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, s, calls = both(engine.PlanOptions{}); calls != 1 || (s.Counts != engine.Counts{Change: 1}) {
+				t.Errorf("drift plan streamed: %d call(s), %s; want 1 call, 1 to change", calls, s.Counts)
+			}
+			if _, s, calls = both(engine.PlanOptions{Destroy: true}); calls != 2 || s.Raw == nil {
+				t.Errorf("destroy plan streamed: %d call(s), raw %v; want show -json after it (2 calls)", calls, s.Raw != nil)
+			}
+			if _, err := ws.Apply(ctx, engine.ApplyOptions{Destroy: true}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

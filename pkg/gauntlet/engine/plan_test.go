@@ -89,3 +89,54 @@ func TestExitZeroFailureCitesAKeptLog(t *testing.T) {
 		}
 	}
 }
+
+// TestReadStream: the stream's planned changes become the changes
+// summarize would make of show -json's, its change_summary the printed
+// counts; a replace or a delete leaves the stream partial.
+func TestReadStream(t *testing.T) {
+	out := `{"@level":"info","@message":"OpenTofu 1.12.6","type":"version","tofu":"1.12.6","ui":"1.2"}
+{"@level":"info","@message":"b.upd: Plan to update","type":"planned_change","change":{"resource":{"addr":"b.upd","resource":"b.upd"},"action":"update"}}
+{"@level":"info","@message":"c.imp: Plan to import","type":"planned_change","change":{"resource":{"addr":"c.imp","resource":"c.imp"},"action":"import","importing":{"id":"x"}}}
+{"@level":"info","@message":"a.new: Plan to create","type":"planned_change","change":{"resource":{"addr":"a.new","resource":"a.new"},"action":"create"}}
+{"@level":"info","@message":"m.to: Plan to move","type":"planned_change","change":{"resource":{"addr":"m.to","resource":"m.to"},"previous_resource":{"addr":"m.from","resource":"m.from"},"action":"move"}}
+{"@level":"info","@message":"data.x.y: Plan to read","type":"planned_change","change":{"resource":{"addr":"module.k.data.x.y","resource":"data.x.y"},"action":"read"}}
+{"@level":"info","@message":"Plan: 1 to import, 1 to add, 1 to change, 0 to destroy.","type":"change_summary","changes":{"add":1,"change":1,"import":1,"remove":0,"operation":"plan"}}
+`
+	s := readStream(out)
+	if want := (Counts{Import: 1, Add: 1, Change: 1}); s.counts != want || s.printed != want || !s.summary || s.partial != "" {
+		t.Errorf("counts %s, printed %s (%v), partial %q; want %s twice, whole", s.counts, s.printed, s.summary, s.partial, want)
+	}
+	p := &Plan{Changes: s.changes}
+	if c, ok := p.Find("m.to"); !ok || !c.Noop() || c.PreviousAddress != "m.from" {
+		t.Errorf("move: %+v", c)
+	}
+	if c, ok := p.Find("c.imp"); !ok || !c.Noop() || !c.Importing {
+		t.Errorf("import: %+v", c)
+	}
+	if n := len(p.Actionable()); n != 2 || len(p.Changes) != 4 {
+		t.Errorf("changes %+v: want 4, 2 actionable (the data source not among them)", p.Changes)
+	}
+	if got, ok := parsePlanLine(out); !ok || got != s.printed {
+		t.Errorf("parsePlanLine of the stream: %s (%v)", got, ok)
+	}
+	for _, action := range []string{"replace", "delete", "remove"} {
+		l := `{"@level":"info","@message":"r","type":"planned_change","change":{"resource":{"addr":"a.b","resource":"a.b"},"action":"` + action + `"}}`
+		if readStream(l).partial == "" {
+			t.Errorf("%s: the stream taken as whole", action)
+		}
+	}
+}
+
+// TestHumanizeDiagnostics: a failed streamed call's errors read as the
+// plain CLI's, so two sides' failures compare the same way.
+func TestHumanizeDiagnostics(t *testing.T) {
+	out := `{"@level":"info","@message":"OpenTofu 1.12.6","type":"version"}
+{"@level":"error","@message":"Error: Unauthorized","type":"diagnostic","diagnostic":{"severity":"error","summary":"Unauthorized","detail":"the server said no"}}
+`
+	if d := diagnostics(out); len(d) != 1 || d[0] != "Error: Unauthorized\n\nthe server said no" {
+		t.Errorf("diagnostics %q", d)
+	}
+	if got := errorText(out); !strings.HasPrefix(got, ":\nError: Unauthorized") {
+		t.Errorf("errorText %q", got)
+	}
+}

@@ -123,7 +123,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	counts := map[string]int{}
 	rec.Check(granted, r.both(ctx, func(ctx context.Context, sd *Side) error {
 		n0 := sides[sd.Name].proxy.Total()
-		p, err := sides[sd.Name].ws.Plan(ctx, planDefaults())
+		p, err := sides[sd.Name].ws.Plan(ctx, plainPlan())
 		r.mu.Lock()
 		counts[sd.Name] = sides[sd.Name].proxy.Total() - n0
 		r.mu.Unlock()
@@ -158,7 +158,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := fs.ws.Plan(ctx, planDefaults()); err != nil {
+		if _, err := fs.ws.Plan(ctx, plainPlan()); err != nil {
 			return nil, err
 		}
 		labelled := false
@@ -179,7 +179,7 @@ func (s *fenceStg) Run(ctx context.Context, r *Run, rec *Recorder) (err error) {
 	r.breakBoth(ctx, rec, Breaking{Name: "delete_before_fenced_plan", Corruption: "deletes " + victim.Ref.String() + " out of band before the plan as " + f.Identity,
 		Victim: victim.Address, Covers: []string{granted}, Predict: []result.Prediction{planPredict(victim.Address, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
-			p, err := sides[sd.Name].ws.Plan(ctx, planDefaults())
+			p, err := sides[sd.Name].ws.Plan(ctx, plainPlan())
 			if err != nil {
 				return nil, err
 			}
@@ -285,7 +285,7 @@ func (v refusal) what() string {
 // another reason is the stage's error.
 func (fs *fenced) planRefused(ctx context.Context) (refusal, error) {
 	seq0 := fs.proxy.Seq()
-	p, err := fs.ws.Plan(ctx, planDefaults())
+	p, err := fs.ws.Plan(ctx, plainPlan())
 	log := fs.proxy.Since(seq0)
 	v := refusal{requests: len(log)}
 	var seen bool

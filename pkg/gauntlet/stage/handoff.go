@@ -219,7 +219,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 	stockNote := ""
 	{
 		o := sides["oracle"]
-		p, err := o.to.ws.Plan(ctx, planDefaults())
+		p, err := o.to.ws.Plan(ctx, plainPlan())
 		if err != nil {
 			return err
 		}
@@ -270,7 +270,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 	plansEmpty := func(ctx context.Context, hs *handoffSide) error {
 		var errs []error
 		for _, hr := range []*handoffRoot{hs.from, hs.to} {
-			p, err := hr.ws.Plan(ctx, planDefaults())
+			p, err := hr.ws.Plan(ctx, plainPlan())
 			if err != nil {
 				return measure(hs.sd, "plan in root "+hr.name, err)
 			}
@@ -306,7 +306,7 @@ func (s *handoffStage) move(ctx context.Context, r *Run, rec *Recorder, h *estat
 		Victim: addr, Covers: []string{hoEmpty}, Predict: []result.Prediction{planPredict(addr, "create")}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.deleted(ctx, obj.Ref, func() (Measured, error) {
 			hs := sides[sd.Name]
-			p, err := hs.to.ws.Plan(ctx, planDefaults())
+			p, err := hs.to.ws.Plan(ctx, plainPlan())
 			if err != nil {
 				return nil, err
 			}
@@ -364,7 +364,7 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 		if lk.Holder == "" {
 			return "", &result.Finding{Object: leaseObject(st), Field: fieldHolder, Want: heldWord, Got: "none", Detail: "after the SIGKILLed apply"}
 		}
-		_, err = hs.to.ws.Plan(ctx, planDefaults())
+		_, err = hs.to.ws.Plan(ctx, plainPlan())
 		var ce *engine.CallError
 		switch {
 		case err == nil:

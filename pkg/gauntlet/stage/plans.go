@@ -111,7 +111,7 @@ func (s *Side) plan(ctx context.Context, o engine.PlanOptions) (*engine.Plan, er
 
 // planEmpty plans and asserts nothing is proposed.
 func (s *Side) planEmpty(ctx context.Context) error {
-	p, err := s.plan(ctx, engine.PlanOptions{})
+	p, err := s.plan(ctx, planDefaults())
 	if err != nil {
 		return measure(s, "plan", err)
 	}

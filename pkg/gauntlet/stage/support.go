@@ -23,8 +23,14 @@ import (
 	"k8s.io/client-go/discovery"
 )
 
-// planDefaults are the plan flags every stage uses unless it says otherwise.
-func planDefaults() engine.PlanOptions { return engine.PlanOptions{} }
+// planDefaults are the plan flags every stage uses unless it says
+// otherwise: the plan read from its own stream, one engine call less than
+// show -json of the saved plan.
+func planDefaults() engine.PlanOptions { return engine.PlanOptions{Stream: true} }
+
+// plainPlan is a plan whose failure is read as a person reads it: the
+// refusal of a fence or a held lock, whose words a check asserts on.
+func plainPlan() engine.PlanOptions { return engine.PlanOptions{} }
 
 // refOf converts an estate object to an inventory ref.
 func refOf(o Object) inventory.Ref {

@@ -52,7 +52,8 @@ func (s *testPlanStage) Run(ctx context.Context, r *Run, rec *Recorder) (err err
 	}); err != nil {
 		return err
 	}
-	subj, orc, err := r.planBoth(ctx, planDefaults())
+	// The whole plan (show -json): the residue below reads its values.
+	subj, orc, err := r.planBoth(ctx, engine.PlanOptions{})
 	if err != nil {
 		return err
 	}

@@ -178,15 +178,50 @@ func (c *call) forgetOne() (string, error) {
 var planLine = regexp.MustCompile(`^(Plan: (?:\d+ to import, )?)(\d+)( to add, .*)$`)
 
 // lie rewrites a plan summary line so that it counts one more to add than
-// the plan holds; every other line passes unchanged.
+// the plan holds, printed plain or as the plan -json stream's
+// change_summary; every other line passes unchanged. A plan of no changes
+// is told true, in both forms.
 func lie(line string) string {
 	body := strings.TrimRight(line, "\r\n")
+	if strings.HasPrefix(body, `{"@level"`) {
+		return lieJSON(body) + line[len(body):]
+	}
 	m := planLine.FindStringSubmatch(body)
 	if m == nil {
 		return line
 	}
 	n, _ := strconv.Atoi(m[2])
 	return m[1] + strconv.Itoa(n+1) + m[3] + line[len(body):]
+}
+
+// lieJSON is lie for one line of the stream.
+func lieJSON(body string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(body), &m) != nil || m["type"] != "change_summary" {
+		return body
+	}
+	ch, _ := m["changes"].(map[string]any)
+	if ch == nil || ch["operation"] != "plan" {
+		return body
+	}
+	total := 0.0
+	for _, k := range []string{"add", "change", "remove", "import"} {
+		n, _ := ch[k].(float64)
+		total += n
+	}
+	if total == 0 {
+		return body
+	}
+	add, _ := ch["add"].(float64)
+	ch["add"] = add + 1
+	if msg, ok := m["@message"].(string); ok {
+		m["@message"] = lie(msg)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return string(out)
 }
 
 // lyingSummary prints a plan summary line that disagrees with the plan
