@@ -107,7 +107,7 @@ func TestLie(t *testing.T) {
 		// The same lie in the plan -json stream, and the same truth about no changes.
 		`{"@level":"info","@message":"Plan: 0 to add, 1 to change, 0 to destroy.","type":"change_summary","changes":{"add":0,"change":1,"import":0,"remove":0,"operation":"plan"}}` + "\n": `{"@level":"info","@message":"Plan: 1 to add, 1 to change, 0 to destroy.","changes":{"add":1,"change":1,"import":0,"operation":"plan","remove":0},"type":"change_summary"}` + "\n",
 		`{"@level":"info","@message":"Plan: 0 to add, 0 to change, 0 to destroy.","type":"change_summary","changes":{"add":0,"change":0,"import":0,"remove":0,"operation":"plan"}}` + "\n": `{"@level":"info","@message":"Plan: 0 to add, 0 to change, 0 to destroy.","type":"change_summary","changes":{"add":0,"change":0,"import":0,"remove":0,"operation":"plan"}}` + "\n",
-		`{"@level":"info","@message":"kubernetes_deployment.metrics: Plan to update","type":"planned_change"}` + "\n": `{"@level":"info","@message":"kubernetes_deployment.metrics: Plan to update","type":"planned_change"}` + "\n",
+		`{"@level":"info","@message":"kubernetes_deployment.metrics: Plan to update","type":"planned_change"}` + "\n":                                                                      `{"@level":"info","@message":"kubernetes_deployment.metrics: Plan to update","type":"planned_change"}` + "\n",
 	} {
 		if got := lie(in); got != want {
 			t.Errorf("lie(%q) = %q, want %q", in, got, want)
