@@ -25,6 +25,24 @@ func (c Counts) String() string {
 	return s
 }
 
+// take counts one change the way the CLI does: a replace adds one and
+// destroys one, an import is counted apart, a move or read counts nothing.
+func (c *Counts) take(ch Change) {
+	for _, a := range ch.Actions {
+		switch a {
+		case "create":
+			c.Add++
+		case "update":
+			c.Change++
+		case "delete":
+			c.Destroy++
+		}
+	}
+	if ch.Importing {
+		c.Import++
+	}
+}
+
 // Zero reports whether nothing is proposed.
 func (c Counts) Zero() bool { return c == Counts{} }
 
@@ -195,9 +213,7 @@ func (w *Workspace) ShowPlan(ctx context.Context, file string) (*tfjson.Plan, er
 	return &p, nil
 }
 
-// summarize turns a JSON plan into changes and counts the way the CLI
-// counts them: a replace adds one and destroys one, an import is counted
-// apart, a move or read counts nothing.
+// summarize turns a JSON plan into changes and their counts.
 func summarize(raw *tfjson.Plan) *Plan {
 	p := &Plan{Raw: raw}
 	for _, rc := range raw.ResourceChanges {
@@ -211,19 +227,7 @@ func summarize(raw *tfjson.Plan) *Plan {
 		if c.Deposed != "" {
 			c.Address += " (deposed object " + c.Deposed + ")"
 		}
-		for _, a := range c.Actions {
-			switch a {
-			case "create":
-				p.Counts.Add++
-			case "update":
-				p.Counts.Change++
-			case "delete":
-				p.Counts.Destroy++
-			}
-		}
-		if c.Importing {
-			p.Counts.Import++
-		}
+		p.Counts.take(c)
 		p.Changes = append(p.Changes, c)
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })

@@ -105,15 +105,7 @@ func (s *streamed) add(sl streamLine) {
 		}
 		return
 	}
-	switch c.Actions[0] {
-	case "create":
-		s.counts.Add++
-	case "update":
-		s.counts.Change++
-	}
-	if c.Importing {
-		s.counts.Import++
-	}
+	s.counts.take(c)
 	s.changes = append(s.changes, c)
 }
 
