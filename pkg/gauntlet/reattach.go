@@ -31,25 +31,9 @@ var manifestBlock = regexp.MustCompile(`(?m)^\s*(resource\s+"kubernetes_manifest
 // resource against the API as it was before its CRD was applied. It
 // returns the reason, or "".
 func reattachProviders(sides []*stage.Side, td *teardown, engines ...*engine.Engine) (string, error) {
-	manifest := false
-	for _, sd := range sides {
-		roots := []*estate.Root{sd.Root}
-		for _, other := range sd.Others {
-			roots = append(roots, other.Root)
-		}
-		for _, root := range roots {
-			// Base, not Dir: a root's modules may sit beside it, outside
-			// its own folder (corpus-rbac-example's ../../modules/rbac).
-			tree := root.Base
-			if tree == "" {
-				tree = root.Dir
-			}
-			m, err := declaresManifest(tree)
-			if err != nil {
-				return "", err
-			}
-			manifest = manifest || m
-		}
+	manifest, err := anyDeclaresManifest(sides)
+	if err != nil {
+		return "", err
 	}
 	var except []string
 	why := ""
@@ -89,6 +73,37 @@ func reattachedSentence(why string, engines ...*engine.Engine) string {
 		s += "; " + why
 	}
 	return s
+}
+
+// anyDeclaresManifest says whether any root of the sides, or of the roots
+// they stand on, declares a manifestBlock. Each tree is read once (a
+// multi-root estate's roots may share one), and the first match ends the
+// search.
+func anyDeclaresManifest(sides []*stage.Side) (bool, error) {
+	walked := map[string]bool{}
+	for _, sd := range sides {
+		roots := []*estate.Root{sd.Root}
+		for _, other := range sd.Others {
+			roots = append(roots, other.Root)
+		}
+		for _, root := range roots {
+			// Base, not Dir: a root's modules may sit beside it, outside
+			// its own folder (corpus-rbac-example's ../../modules/rbac).
+			// A Root built by hand, not materialised, may have no Base.
+			tree := root.Base
+			if tree == "" {
+				tree = root.Dir
+			}
+			if walked[tree] {
+				continue
+			}
+			walked[tree] = true
+			if m, err := declaresManifest(tree); err != nil || m {
+				return m, err
+			}
+		}
+	}
+	return false, nil
 }
 
 // declaresManifest says whether a .tf file under dir declares a
