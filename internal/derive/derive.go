@@ -87,10 +87,13 @@ type block struct {
 	// count is a count written as a literal number (-1 otherwise); keys a
 	// for_each collection's keys written as a literal (an object or
 	// toset of strings), in the block or in a local (keysFrom).
-	count    int
-	keys     []string
-	keysFrom string
-	labels   map[string]string // literal metadata labels
+	count int
+	// byDefault is the count the variables' defaults give (-1 when they
+	// give none): the preview's guess, never an edit's.
+	byDefault int
+	keys      []string
+	keysFrom  string
+	labels    map[string]string // literal metadata labels
 	// annotations and data (a ConfigMap's) the configuration sets
 	// literally: drift candidates when no label is one.
 	annotations, data map[string]string
@@ -587,13 +590,13 @@ const maxDepth = 16
 func analyse(dir string) ([]block, error) {
 	var blocks []block
 	calls := map[string]int{}
-	var walk func(module, dir string, callCounted, callAbsent bool, depth int) error
-	walk = func(module, dir string, callCounted, callAbsent bool, depth int) error {
+	var walk func(module, dir string, args map[string]hclsyntax.Expression, callCounted, callAbsent bool, depth int) error
+	walk = func(module, dir string, args map[string]hclsyntax.Expression, callCounted, callAbsent bool, depth int) error {
 		if depth > maxDepth {
 			return fmt.Errorf("derive: module calls nest deeper than %d at %s", maxDepth, module)
 		}
 		calls[filepath.Clean(dir)]++
-		m, err := readModule(dir)
+		m, err := readModule(dir, args)
 		if err != nil {
 			return err
 		}
@@ -609,13 +612,13 @@ func analyse(dir string) ([]block, error) {
 			blocks = append(blocks, b)
 		}
 		for _, c := range m.calls {
-			if err := walk(prefix+"module."+c.name, filepath.Join(dir, filepath.FromSlash(c.source)), callCounted || c.counted, callAbsent || c.absent, depth+1); err != nil {
+			if err := walk(prefix+"module."+c.name, filepath.Join(dir, filepath.FromSlash(c.source)), c.args, callCounted || c.counted, callAbsent || c.absent, depth+1); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk("", dir, false, false, 0); err != nil {
+	if err := walk("", dir, nil, false, false, 0); err != nil {
 		return nil, err
 	}
 	for i := range blocks {
@@ -628,7 +631,12 @@ func analyse(dir string) ([]block, error) {
 type moduleCall struct {
 	name, source    string
 	counted, absent bool
+	// args are the call's input variables, as written.
+	args map[string]hclsyntax.Expression
 }
+
+// metaArgs are a module block's arguments that are not input variables.
+var metaArgs = map[string]bool{"source": true, "version": true, "count": true, "for_each": true, "depends_on": true, "providers": true}
 
 // module is one folder's resource blocks and local module calls.
 type module struct {
@@ -636,8 +644,9 @@ type module struct {
 	calls  []moduleCall
 }
 
-// readModule reads one module folder's .tf files (gauntlet_*.tf aside).
-func readModule(dir string) (*module, error) {
+// readModule reads one module folder's .tf files (gauntlet_*.tf aside),
+// called with args (nil at the root).
+func readModule(dir string, args map[string]hclsyntax.Expression) (*module, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.tf"))
 	if err != nil {
 		return nil, err
@@ -647,6 +656,7 @@ func readModule(dir string) (*module, error) {
 	refs := map[string]int{}
 	var bodies []*hclsyntax.Body
 	var raw []*hclsyntax.Block // each resource block, as blocks lists them
+	var selves []string
 	var mods []*hclsyntax.Block
 	for _, path := range paths {
 		if strings.HasPrefix(filepath.Base(path), "gauntlet_") {
@@ -667,7 +677,7 @@ func readModule(dir string) (*module, error) {
 			switch {
 			case b.Type == "resource" && len(b.Labels) == 2:
 				self = b.Labels[0] + "." + b.Labels[1]
-				out.blocks = append(out.blocks, resourceOf(self, b))
+				selves = append(selves, self)
 				raw = append(raw, b)
 			case b.Type == "module" && len(b.Labels) == 1:
 				mods = append(mods, b)
@@ -679,6 +689,10 @@ func readModule(dir string) (*module, error) {
 			}
 		}
 	}
+	vars := inputs(bodies, args)
+	for i, b := range raw {
+		out.blocks = append(out.blocks, resourceOf(selves[i], b, vars))
+	}
 	ctx := defaults(bodies)
 	locals := literalLocals(bodies)
 	localRefs := map[string]int{}
@@ -689,6 +703,7 @@ func readModule(dir string) (*module, error) {
 		b := &out.blocks[i]
 		b.refs = refs[b.address]
 		b.absent = absent(raw[i], ctx)
+		b.byDefault = countOf(raw[i], ctx)
 		b.count, b.keys, b.keysFrom = instances(raw[i], locals)
 		// A local another expression reads too is not this block's alone:
 		// dropping a key there would change the other reader.
@@ -707,7 +722,13 @@ func readModule(dir string) (*module, error) {
 		}
 		_, c := b.Body.Attributes["count"]
 		_, fe := b.Body.Attributes["for_each"]
-		out.calls = append(out.calls, moduleCall{name: b.Labels[0], source: src, counted: c || fe, absent: absent(b, ctx)})
+		call := moduleCall{name: b.Labels[0], source: src, counted: c || fe, absent: absent(b, ctx), args: map[string]hclsyntax.Expression{}}
+		for name, a := range b.Body.Attributes {
+			if !metaArgs[name] {
+				call.args[name] = a.Expr
+			}
+		}
+		out.calls = append(out.calls, call)
 	}
 	return out, nil
 }
@@ -803,6 +824,42 @@ func instances(b *hclsyntax.Block, locals map[string]hclsyntax.Expression) (coun
 	return count, keys, from
 }
 
+// inputs are the module's variables as this call sets them: the caller's
+// argument, else the variable's default, as written.
+func inputs(bodies []*hclsyntax.Body, args map[string]hclsyntax.Expression) map[string]hclsyntax.Expression {
+	out := map[string]hclsyntax.Expression{}
+	for _, body := range bodies {
+		for _, b := range body.Blocks {
+			if b.Type != "variable" || len(b.Labels) != 1 {
+				continue
+			}
+			if a, ok := b.Body.Attributes["default"]; ok {
+				out[b.Labels[0]] = a.Expr
+			}
+		}
+	}
+	for name, e := range args {
+		out[name] = e
+	}
+	return out
+}
+
+// viaVar is e, or what the call sets when e is just var.X: a label a
+// module takes from its caller is as literal as the caller writes it
+// (the call's own expressions are the caller's, so only a literal there
+// counts).
+func viaVar(e hclsyntax.Expression, vars map[string]hclsyntax.Expression) hclsyntax.Expression {
+	st, ok := e.(*hclsyntax.ScopeTraversalExpr)
+	if !ok || len(st.Traversal) != 2 || st.Traversal.RootName() != "var" {
+		return e
+	}
+	at, ok := st.Traversal[1].(hcl.TraverseAttr)
+	if !ok || vars[at.Name] == nil {
+		return e
+	}
+	return vars[at.Name]
+}
+
 // defaults are the literal defaults of the module's variables, as the
 // var object an expression reads.
 func defaults(seen []*hclsyntax.Body) *hcl.EvalContext {
@@ -842,6 +899,24 @@ func absent(b *hclsyntax.Block, ctx *hcl.EvalContext) bool {
 	return false
 }
 
+// countOf is a block's count with the variables' defaults, -1 when it has
+// none or they do not decide it.
+func countOf(b *hclsyntax.Block, ctx *hcl.EvalContext) int {
+	a, ok := b.Body.Attributes["count"]
+	if !ok {
+		return -1
+	}
+	v, diags := a.Expr.Value(ctx)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() || !v.Type().Equals(cty.Number) {
+		return -1
+	}
+	n, acc := v.AsBigFloat().Int64()
+	if acc != big.Exact || n < 0 {
+		return -1
+	}
+	return int(n)
+}
+
 // referenced counts the resources a body's expressions refer to (type.name).
 func referenced(body *hclsyntax.Body) map[string]int {
 	out := map[string]int{}
@@ -866,7 +941,9 @@ func referenced(body *hclsyntax.Body) map[string]int {
 	return out
 }
 
-func resourceOf(address string, b *hclsyntax.Block) block {
+// resourceOf reads one resource block; vars are the module's variables as
+// its call sets them (viaVar).
+func resourceOf(address string, b *hclsyntax.Block, vars map[string]hclsyntax.Expression) block {
 	out := block{address: address, typ: b.Labels[0], labels: map[string]string{}}
 	_, c := b.Body.Attributes["count"]
 	_, fe := b.Body.Attributes["for_each"]
@@ -894,19 +971,19 @@ func resourceOf(address string, b *hclsyntax.Block) block {
 		}
 		_, isObj := md.(*hclsyntax.ObjectConsExpr)
 		labels, has := item(md, "labels")
-		out.labels = literalMap(labels)
+		out.labels = literalMap(viaVar(labels, vars))
 		if e, ok := item(md, "annotations"); ok {
-			out.annotations = literalMap(e)
+			out.annotations = literalMap(viaVar(e, vars))
 		}
 		if e, ok := item(m.Expr, "data"); ok && out.kind == "ConfigMap" {
-			out.data = literalMap(e)
+			out.data = literalMap(viaVar(e, vars))
 		}
 		_, labelsObj := labels.(*hclsyntax.ObjectConsExpr)
 		out.labelable = isObj && (!has || labelsObj)
 		return out
 	}
 	if d, ok := b.Body.Attributes["data"]; ok && strings.HasPrefix(out.typ, "kubernetes_config_map") {
-		out.data = literalMap(d.Expr)
+		out.data = literalMap(viaVar(d.Expr, vars))
 	}
 	for _, nb := range b.Body.Blocks {
 		if nb.Type != "metadata" {
@@ -921,12 +998,12 @@ func resourceOf(address string, b *hclsyntax.Block) block {
 			out.namespace = literal(ns.Expr)
 		}
 		if a, ok := nb.Body.Attributes["annotations"]; ok {
-			out.annotations = literalMap(a.Expr)
+			out.annotations = literalMap(viaVar(a.Expr, vars))
 		}
 		labels, has := nb.Body.Attributes["labels"]
 		out.labelable = true
 		if has {
-			out.labels = literalMap(labels.Expr)
+			out.labels = literalMap(viaVar(labels.Expr, vars))
 			_, out.labelable = labels.Expr.(*hclsyntax.ObjectConsExpr)
 		}
 		break

@@ -311,3 +311,70 @@ variable "n" {
 		t.Fatalf("remove %+v: %s", rm, p.Why["day2_remove"])
 	}
 }
+
+// A module that takes its labels from its caller (labels = var.labels), as
+// Gruntwork's service-account module does, called twice: each call's
+// object carries what that call writes, so each is a drift candidate with
+// its own value; a call whose argument is not a literal gives none.
+func TestDriftThroughModuleArguments(t *testing.T) {
+	sa := `variable "labels" {
+  type    = map(string)
+  default = { role = "default" }
+}
+variable "name" { type = string }
+variable "on" { default = true }
+resource "kubernetes_service_account" "sa" {
+  count = var.on ? 1 : 0
+  metadata {
+    name   = var.name
+    labels = var.labels
+  }
+}
+`
+	dir := tree(t, map[string]string{
+		"modules/sa/main.tf": sa,
+		"main.tf": `variable "team" { default = "x" }
+module "admin" {
+  source = "./modules/sa"
+  name   = "admin"
+  labels = { role = "admin" }
+}
+module "monitor" {
+  source = "./modules/sa"
+  name   = "monitor"
+  labels = {
+    role = "monitor"
+  }
+}
+module "computed" {
+  source = "./modules/sa"
+  name   = "computed"
+  labels = { role = var.team }
+}
+`})
+	in := inputOf(dir,
+		live{"module.admin.kubernetes_service_account.sa[0]", "kubernetes_service_account", "", "ServiceAccount", "default", "admin", map[string]string{"role": "admin"}},
+		live{"module.monitor.kubernetes_service_account.sa[0]", "kubernetes_service_account", "", "ServiceAccount", "default", "monitor", map[string]string{"role": "monitor"}},
+		live{"module.computed.kubernetes_service_account.sa[0]", "kubernetes_service_account", "", "ServiceAccount", "default", "computed", map[string]string{"role": "x"}})
+	p, err := Derive(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.DriftCandidates {
+		got = append(got, c.String())
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "module.admin") || !strings.Contains(got[0], "admin") ||
+		!strings.Contains(got[1], "module.monitor") || !strings.Contains(got[1], "monitor") {
+		t.Fatalf("candidates: %q", got)
+	}
+	d := p.Drift
+	if d == nil || d.Address != "module.admin.kubernetes_service_account.sa[0]" || d.Field != "metadata.labels.role" || d.Want != "admin" ||
+		d.Break.Object.Name != "monitor" {
+		t.Errorf("drift %+v (%s)", d, p.Why["drift_reconverge"])
+	}
+	// The module's block is both calls': no label edit goes through var.labels.
+	if p.PlanApproval != nil {
+		t.Errorf("approval %+v", p.PlanApproval)
+	}
+}

@@ -12,9 +12,10 @@ import (
 // anything is applied (gauntlet estate new prints it): each object is
 // taken as the configuration writes it (a block whose count is 0, or
 // whose for_each is empty, with the variables' defaults makes none, nor
-// does a block of a module call whose count is 0; a literal count or
-// for_each makes one object per instance) - its kind from the resource type
-// or the manifest, its name and labels where they are literal. A run
+// does a block of a module call whose count is 0; a count or for_each
+// written as a literal, or a count the defaults decide, makes one object
+// per instance) - its kind from the resource type or the manifest, its
+// name and labels where they are literal. A run
 // derives again from the state and the live objects, which decide.
 func Preview(dir string) (*Plans, []Object, error) {
 	blocks, err := analyse(dir)
@@ -41,10 +42,14 @@ func Preview(dir string) (*Plans, []Object, error) {
 		// A count or for_each written as a literal makes one object per
 		// instance; else the block stands for its objects as one.
 		addrs := []string{b.address}
+		n := b.count
+		if n < 0 {
+			n = b.byDefault
+		}
 		switch {
-		case b.count > 0:
+		case n > 0:
 			addrs = nil
-			for i := range b.count {
+			for i := range n {
 				addrs = append(addrs, fmt.Sprintf("%s[%d]", b.address, i))
 			}
 		case b.keys != nil:

@@ -68,7 +68,9 @@ variable "replicas" {
 	for _, o := range objs {
 		addrs = append(addrs, o.Address)
 	}
-	if want := []string{"kubernetes_config_map_v1.kept", "kubernetes_secret_v1.leaf", "kubernetes_config_map_v1.on"}; !slices.Equal(addrs, want) {
+	// var.replicas defaults to 2: the preview lists the two instances a
+	// run's state would hold.
+	if want := []string{"kubernetes_config_map_v1.kept", "kubernetes_secret_v1.leaf", "kubernetes_config_map_v1.on[0]", "kubernetes_config_map_v1.on[1]"}; !slices.Equal(addrs, want) {
 		t.Errorf("preview objects %v, want %v", addrs, want)
 	}
 	if p.Remove != nil && (p.Remove.Neighbour.Name == "off" || p.Remove.Neighbour.Name == "none") {
