@@ -178,7 +178,7 @@ func Derive(in Input) (*Plans, error) {
 		return cands[i].o.Address < cands[j].o.Address
 	})
 	p.drift(cands)
-	p.rename(cands, excluded)
+	p.rename(cands, in.Objects, excluded)
 	p.remove(cands, in.Objects, in.Live, excluded)
 	p.approval(cands, in.Objects, in.Live, excluded)
 	return p, nil
@@ -392,24 +392,58 @@ func mapField(prefix, key string) string {
 // metadata.labels.app, or metadata.labels["app.kubernetes.io/name"].
 func LabelField(key string) string { return mapField("metadata.labels", key) }
 
-func (p *Plans) rename(cands []cand, excluded map[string]bool) {
+func (p *Plans) rename(cands []cand, objs []Object, excluded map[string]bool) {
+	// A single root resource first (the plainest edit, and what estates
+	// derived before keep); else one in a block renaming touches nothing
+	// else.
 	var best *cand
-	for i, c := range cands {
-		if !c.single() || excluded[c.b.address] || !c.b.named {
-			continue
+	for _, single := range []bool{true, false} {
+		for i, c := range cands {
+			if c.single() != single || excluded[c.b.address] || !c.b.named || !renamable(c, objs) {
+				continue
+			}
+			if best == nil || c.b.refs > best.b.refs {
+				best = &cands[i]
+			}
 		}
-		if best == nil || c.b.refs > best.b.refs {
-			best = &cands[i]
+		if best != nil {
+			break
 		}
 	}
 	if best == nil {
-		p.Why["day2_rename"] = "no rename derived: no single (uncounted) root resource that sets its metadata name is live"
+		p.Why["day2_rename"] = "no rename derived: no live resource that sets its metadata name is a single root resource, or the one instance of a block in the root or in a local module one uncounted call reaches"
 		return
 	}
-	to := best.b.address + RenameSuffix
-	p.Rename = &estate.Rename{From: best.b.address, To: to}
+	// The moved block names the instance; the block keeps its key.
+	from := best.o.Address
+	to := best.b.address + RenameSuffix + strings.TrimPrefix(from, best.b.address)
+	p.Rename = &estate.Rename{From: from, To: to}
 	p.Why["day2_rename"] = fmt.Sprintf("%s is renamed %s with a moved block and its %d reference(s) rewritten by the HCL writer; the BREAK appends %q to %s's metadata name instead, a real identity change",
-		best.b.address, to, best.b.refs, IdentitySuffix, best.o.Ref)
+		from, to, best.b.refs, IdentitySuffix, best.o.Ref)
+}
+
+// renamable: renaming the block moves this object and no other. A block
+// in a module folder edits every call of it, so one uncounted call path
+// must reach the folder; a counted block must have this one instance
+// (index 0, which a moved block names the same way on every engine).
+// References to a block are in its own folder's files, which the HCL
+// writer rewrites.
+func renamable(c cand, objs []Object) bool {
+	if c.single() {
+		return true
+	}
+	if c.b.calls != 1 || c.b.callCounted || !strings.HasPrefix(c.o.Address, c.b.address) {
+		return false
+	}
+	if c.a.Key.Set && (!c.a.Key.Int || c.a.Key.Index != 0) {
+		return false
+	}
+	for _, o := range objs {
+		if o.Address != c.o.Address && estate.BlockOf(o.Address) == c.b.address {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Plans) remove(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {

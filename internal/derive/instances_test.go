@@ -181,8 +181,13 @@ func TestApprovalInModuleCalledOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The rename takes the Role (nested, its module called once); the
+	// approval the block left, the Namespace.
+	if rn := p.Rename; rn == nil || rn.From != "module.ns.module.rbac.kubernetes_role_v1.reader" || rn.To != "module.ns.module.rbac.kubernetes_role_v1.reader_renamed" {
+		t.Errorf("rename %+v: %s", rn, p.Why["day2_rename"])
+	}
 	pa := p.PlanApproval
-	if pa == nil || pa.Address != "module.ns.module.rbac.kubernetes_role_v1.reader" || pa.Move.Object.Kind != "Namespace" {
+	if pa == nil || pa.Address != "module.ns.kubernetes_namespace_v1.this[0]" || pa.Move.Object.Kind != "Role" {
 		t.Fatalf("plan approval %+v: %s", pa, p.Why["plan_approval"])
 	}
 	if why := p.Why["plan_approval"]; !strings.Contains(why, "the module is called once") {
@@ -376,5 +381,58 @@ module "computed" {
 	// The module's block is both calls': no label edit goes through var.labels.
 	if p.PlanApproval != nil {
 		t.Errorf("approval %+v", p.PlanApproval)
+	}
+}
+
+// With no single root resource, the rename takes the one instance of a
+// block whose module folder one call reaches; a folder two calls reach,
+// or a block with two instances, would move more than the moved block
+// names.
+func TestRenameInModuleCalledOnce(t *testing.T) {
+	files := map[string]string{
+		"main.tf": `module "ns" {
+  source = "./modules/ns"
+}
+module "a" {
+  source = "./modules/cm"
+}
+module "b" {
+  source = "./modules/cm"
+}
+`,
+		"modules/ns/main.tf": `variable "on" { default = true }
+resource "kubernetes_namespace_v1" "ns" {
+  count = var.on ? 1 : 0
+  metadata { name = "team" }
+}
+output "name" { value = kubernetes_namespace_v1.ns[0].metadata[0].name }
+`,
+		"modules/cm/main.tf": `resource "kubernetes_config_map_v1" "c" {
+  metadata {
+    name = "c"
+  }
+}
+`}
+	objs := []live{
+		{"module.ns.kubernetes_namespace_v1.ns[0]", "kubernetes_namespace_v1", "", "Namespace", "", "team", nil},
+		{"module.a.kubernetes_config_map_v1.c", "kubernetes_config_map_v1", "", "ConfigMap", "a", "c", nil},
+		{"module.b.kubernetes_config_map_v1.c", "kubernetes_config_map_v1", "", "ConfigMap", "b", "c", nil},
+	}
+	p, err := Derive(inputOf(tree(t, files), objs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rn := p.Rename; rn == nil || rn.From != "module.ns.kubernetes_namespace_v1.ns[0]" || rn.To != "module.ns.kubernetes_namespace_v1.ns_renamed[0]" {
+		t.Fatalf("rename %+v: %s", rn, p.Why["day2_rename"])
+	}
+
+	// Two instances of the block: renaming it would move both.
+	files["modules/ns/main.tf"] = strings.Replace(files["modules/ns/main.tf"], "var.on ? 1 : 0", "2", 1)
+	two := append([]live{{"module.ns.kubernetes_namespace_v1.ns[1]", "kubernetes_namespace_v1", "", "Namespace", "", "team-1", nil}}, objs...)
+	if p, err = Derive(inputOf(tree(t, files), two...)); err != nil {
+		t.Fatal(err)
+	}
+	if p.Rename != nil || !strings.Contains(p.Why["day2_rename"], "one uncounted call reaches") {
+		t.Errorf("rename %+v: %s", p.Rename, p.Why["day2_rename"])
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/internal/derive"
 	"github.com/gauntlet-k8s/gauntlet/internal/hclblock"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -41,7 +42,8 @@ func (s *renameStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		n := 0
 		if len(rn.Edits) == 0 {
 			var err error
-			if n, err = sd.Root.RenameResource(rn.From, rn.To); err != nil {
+			// The block is renamed; the moved block names the instance.
+			if n, err = sd.Root.RenameResource(estate.BlockOf(rn.From), estate.BlockOf(rn.To)); err != nil {
 				return fmt.Errorf("rename: %w", err)
 			}
 		}
