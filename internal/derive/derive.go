@@ -73,7 +73,7 @@ const (
 type block struct {
 	address string
 	module  string // "module.a.module.b", "" at the root
-	dir     string // the folder whose files hold it
+	dir     string // the folder whose files hold it, relative to the root
 	// calls is how many module call paths reach dir (1 at the root): an
 	// edit to the block acts in every one.
 	calls int
@@ -101,6 +101,9 @@ type block struct {
 	// labelable: a label can be added with the HCL writer (a typed
 	// metadata block, or a manifest written out as an object).
 	labelable bool
+	// mergeable: its labels are an expression (var.labels, a local,
+	// merge(...)) the HCL writer merges a label into.
+	mergeable bool
 	refs      int // references to it from other blocks of its module
 	// Literal identity, where the configuration writes it out (for a
 	// preview before anything is applied).
@@ -555,20 +558,27 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 		return excluded[c.o.Address] || excluded[blk] || (p.Rename != nil && estate.BlockOf(p.Rename.From) == blk) ||
 			(p.Remove != nil && p.Remove.Address == c.o.Address)
 	}
+	// Labels written out first (what estates derived before keep), then
+	// labels an expression gives, the label merged into it.
 	var target *cand
-	for i, c := range cands {
-		// A module folder two calls reach would take the label in both.
-		if skip(c) || !c.b.labelable || c.b.calls != 1 {
-			continue
+	for _, merge := range []bool{false, true} {
+		for i, c := range cands {
+			// A module folder two calls reach would take the label in both.
+			if skip(c) || c.b.calls != 1 || (!merge && !c.b.labelable) || (merge && !c.b.mergeable) {
+				continue
+			}
+			if _, has := c.b.labels[ReviewedLabel]; has {
+				continue
+			}
+			target = &cands[i]
+			break
 		}
-		if _, has := c.b.labels[ReviewedLabel]; has {
-			continue
+		if target != nil {
+			break
 		}
-		target = &cands[i]
-		break
 	}
 	if target == nil {
-		p.Why["plan_approval"] = "no plan-approval edit derived: no live object (not the removed one) - single root resource, instance of a count or for_each block, or resource in a local module called once - whose block (not renamed) has metadata a label can be added to with the HCL writer"
+		p.Why["plan_approval"] = "no plan-approval edit derived: no live object (not the removed one) - single root resource, instance of a count or for_each block, or resource in a local module called once - whose block (not renamed) has metadata a label can be added to with the HCL writer, or labels written as an expression it can merge one into"
 		return
 	}
 	blk := target.b.address
@@ -609,8 +619,12 @@ func (p *Plans) approval(cands []cand, objs []Object, live map[string]*unstructu
 		what = fmt.Sprintf("%s%s - the edit is %s's, so the saved plan holds one update per instance of it: %d (%s)",
 			target.o.Address, target.shape(), where, len(updated), strings.Join(updated, ", "))
 	}
-	p.Why["plan_approval"] = fmt.Sprintf("the HCL writer adds label %s = \"yes\" to %s; the world then moves out of band: label stray=yes on %s",
-		ReviewedLabel, what, move.Ref)
+	how := fmt.Sprintf("adds label %s = \"yes\" to", ReviewedLabel)
+	if target.b.mergeable {
+		how = fmt.Sprintf("merges label %s = \"yes\" (merge() around the expression its labels are written as) into", ReviewedLabel)
+	}
+	p.Why["plan_approval"] = fmt.Sprintf("the HCL writer %s %s; the world then moves out of band: label stray=yes on %s",
+		how, what, move.Ref)
 }
 
 // maxDepth bounds how deep module calls are followed (a module that
@@ -657,6 +671,10 @@ func analyse(dir string) ([]block, error) {
 	}
 	for i := range blocks {
 		blocks[i].calls = calls[blocks[i].dir]
+		// Said relative to the root: a run's folder is a temporary one.
+		if rel, err := filepath.Rel(dir, blocks[i].dir); err == nil {
+			blocks[i].dir = filepath.ToSlash(rel)
+		}
 	}
 	return blocks, nil
 }
@@ -1014,6 +1032,7 @@ func resourceOf(address string, b *hclsyntax.Block, vars map[string]hclsyntax.Ex
 		}
 		_, labelsObj := labels.(*hclsyntax.ObjectConsExpr)
 		out.labelable = isObj && (!has || labelsObj)
+		out.mergeable = isObj && has && !labelsObj
 		return out
 	}
 	if d, ok := b.Body.Attributes["data"]; ok && strings.HasPrefix(out.typ, "kubernetes_config_map") {
@@ -1039,6 +1058,7 @@ func resourceOf(address string, b *hclsyntax.Block, vars map[string]hclsyntax.Ex
 		if has {
 			out.labels = literalMap(viaVar(labels.Expr, vars))
 			_, out.labelable = labels.Expr.(*hclsyntax.ObjectConsExpr)
+			out.mergeable = !out.labelable
 		}
 		break
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -177,7 +178,8 @@ func TestApprovalOnForEachBlock(t *testing.T) {
 }
 
 func TestApprovalInModuleCalledOnce(t *testing.T) {
-	p, err := Derive(modulesInput(t))
+	in := modulesInput(t)
+	p, err := Derive(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,8 @@ func TestApprovalInModuleCalledOnce(t *testing.T) {
 	if pa == nil || pa.Address != "module.ns.kubernetes_namespace_v1.this[0]" || pa.Move.Object.Kind != "Role" {
 		t.Fatalf("plan approval %+v: %s", pa, p.Why["plan_approval"])
 	}
-	if why := p.Why["plan_approval"]; !strings.Contains(why, "the module is called once") {
+	// The module's folder is named from the root, not the run's folder.
+	if why := p.Why["plan_approval"]; !strings.Contains(why, "the module is called once") || !strings.Contains(why, " in modules/") || strings.Contains(why, in.Dir) {
 		t.Errorf("why: %s", why)
 	}
 }
@@ -434,5 +437,70 @@ output "name" { value = kubernetes_namespace_v1.ns[0].metadata[0].name }
 	}
 	if p.Rename != nil || !strings.Contains(p.Why["day2_rename"], "one uncounted call reaches") {
 		t.Errorf("rename %+v: %s", p.Rename, p.Why["day2_rename"])
+	}
+}
+
+// Labels a variable gives take the reviewed label through merge(), but
+// only where no block has labels written out (an estate derived before
+// keeps its choice).
+func TestApprovalMergesIntoVariableLabels(t *testing.T) {
+	files := map[string]string{
+		"main.tf": `module "roles" {
+  source = "./modules/roles"
+  labels = { team = "a" }
+}
+`,
+		"modules/roles/main.tf": `variable "labels" { default = {} }
+resource "kubernetes_role_v1" "reader" {
+  metadata {
+    name   = "reader"
+    labels = var.labels
+  }
+}
+resource "kubernetes_role_v1" "writer" {
+  metadata {
+    name   = "writer"
+    labels = var.labels
+  }
+}
+`}
+	lbl := map[string]string{"team": "a"}
+	objs := []live{
+		{"module.roles.kubernetes_role_v1.reader", "kubernetes_role_v1", "rbac.authorization.k8s.io", "Role", "d", "reader", lbl},
+		{"module.roles.kubernetes_role_v1.writer", "kubernetes_role_v1", "rbac.authorization.k8s.io", "Role", "d", "writer", lbl},
+	}
+	p, err := Derive(inputOf(tree(t, files), objs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := p.PlanApproval
+	if pa == nil || estate.BlockOf(pa.Address) == estate.BlockOf(p.Rename.From) || !strings.Contains(p.Why["plan_approval"], "merge()") {
+		t.Fatalf("plan approval %+v (rename %+v): %s", pa, p.Rename, p.Why["plan_approval"])
+	}
+
+	// A block with labels written out is taken first (the rename takes
+	// a root resource).
+	files["main.tf"] += `resource "kubernetes_namespace_v1" "d" {
+  metadata { name = "d" }
+}
+`
+	for _, n := range []string{"admin", "auditor"} {
+		files["modules/roles/main.tf"] += `resource "kubernetes_role_v1" "` + n + `" {
+  metadata {
+    name   = "` + n + `"
+    labels = { team = "a" }
+  }
+}
+`
+		objs = append(objs, live{"module.roles.kubernetes_role_v1." + n, "kubernetes_role_v1", "rbac.authorization.k8s.io", "Role", "d", n, lbl})
+	}
+	objs = append(objs, live{"kubernetes_namespace_v1.d", "kubernetes_namespace_v1", "", "Namespace", "", "d", nil})
+	if p, err = Derive(inputOf(tree(t, files), objs...)); err != nil {
+		t.Fatal(err)
+	}
+	pa = p.PlanApproval
+	if pa == nil || (p.Remove != nil && pa.Address == p.Remove.Address) || strings.Contains(p.Why["plan_approval"], "merge()") ||
+		(pa.Address != "module.roles.kubernetes_role_v1.admin" && pa.Address != "module.roles.kubernetes_role_v1.auditor") {
+		t.Errorf("plan approval %+v: %s", pa, p.Why["plan_approval"])
 	}
 }

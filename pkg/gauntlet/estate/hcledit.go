@@ -342,10 +342,49 @@ func (r *Root) SetLabel(address, key, value string) error {
 	toks := body.GetAttribute(attr).Expr().BuildTokens(nil)
 	out, err := editObject(toks, path, func(hclwrite.Tokens) (hclwrite.Tokens, error) { return quoted, nil }, quoted)
 	if err != nil {
+		// Labels written as an expression (var.labels, local.labels,
+		// merge(...)): the label is merged into it.
+		var merged bool
+		out, err = editObject(toks, path[:len(path)-1], func(v hclwrite.Tokens) (hclwrite.Tokens, error) {
+			if o := firstSignificant(v); o < 0 || v[o].Type == hclsyntax.TokenOBrace {
+				return nil, err
+			}
+			merged = true
+			return mergeLabel(v, key, quoted), nil
+		}, nil)
+		if !merged && err == nil {
+			err = fmt.Errorf("labels: no expression to merge %s into", key)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", address, err)
 	}
 	body.SetAttributeRaw(attr, out)
 	return f.write()
+}
+
+// mergeLabel is merge(expr, { key = value }): the label on top of
+// whatever the expression gives (merge ignores a null argument).
+func mergeLabel(expr hclwrite.Tokens, key string, value hclwrite.Tokens) hclwrite.Tokens {
+	expr = append(hclwrite.Tokens{}, expr...)
+	if o := firstSignificant(expr); o >= 0 {
+		expr = expr[o:]
+		expr[0] = &hclwrite.Token{Type: expr[0].Type, Bytes: expr[0].Bytes}
+	}
+	k := keyTokens(key)
+	k[0] = &hclwrite.Token{Type: k[0].Type, Bytes: k[0].Bytes, SpacesBefore: 1}
+	out := hclwrite.Tokens{{Type: hclsyntax.TokenIdent, Bytes: []byte("merge"), SpacesBefore: 1},
+		{Type: hclsyntax.TokenOParen, Bytes: []byte("(")}}
+	out = append(out, expr...)
+	out = append(out, &hclwrite.Token{Type: hclsyntax.TokenComma, Bytes: []byte(",")},
+		&hclwrite.Token{Type: hclsyntax.TokenOBrace, Bytes: []byte("{"), SpacesBefore: 1})
+	out = append(out, k...)
+	out = append(out, &hclwrite.Token{Type: hclsyntax.TokenEqual, Bytes: []byte("="), SpacesBefore: 1})
+	v := append(hclwrite.Tokens{}, value...)
+	v[0] = &hclwrite.Token{Type: v[0].Type, Bytes: v[0].Bytes, SpacesBefore: 1}
+	out = append(out, v...)
+	return append(out, &hclwrite.Token{Type: hclsyntax.TokenCBrace, Bytes: []byte("}"), SpacesBefore: 1},
+		&hclwrite.Token{Type: hclsyntax.TokenCParen, Bytes: []byte(")")})
 }
 
 // SetAttribute makes a structured edit: the attribute h.Set names, in the

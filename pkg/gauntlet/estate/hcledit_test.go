@@ -184,3 +184,47 @@ func TestSavePut(t *testing.T) {
 		t.Errorf("a file made since is still there: %v", err)
 	}
 }
+
+// Labels written as an expression take the label through merge(), in a
+// typed metadata block and in a manifest alike; the result parses and
+// keeps the expression.
+func TestSetLabelMergesIntoAnExpression(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"main.tf": `variable "labels" { default = {} }
+locals { common = { app = "x" } }
+resource "kubernetes_role_v1" "r" {
+  metadata {
+    name   = "r"
+    labels = var.labels
+  }
+}
+resource "kubernetes_manifest" "cm" {
+  manifest = {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    metadata = {
+      name   = "cm"
+      labels = merge(local.common, { tier = "a" })
+    }
+  }
+}
+`}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Root{Dir: dir, Main: "main.tf"}
+	for _, a := range []string{"kubernetes_role_v1.r", "kubernetes_manifest.cm"} {
+		if err := r.SetLabel(a, "reviewed", "yes"); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+	}
+	got := readParsed(t, r, "main.tf")
+	for _, want := range []string{`labels = merge(var.labels, { reviewed = "yes" })`, `labels = merge(merge(local.common, { tier = "a" }), { reviewed = "yes" })`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+}
