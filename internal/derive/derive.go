@@ -880,16 +880,7 @@ func instances(b *hclsyntax.Block, locals map[string]hclsyntax.Expression) (coun
 // argument, else the variable's default, as written.
 func inputs(bodies []*hclsyntax.Body, args map[string]hclsyntax.Expression) map[string]hclsyntax.Expression {
 	out := map[string]hclsyntax.Expression{}
-	for _, body := range bodies {
-		for _, b := range body.Blocks {
-			if b.Type != "variable" || len(b.Labels) != 1 {
-				continue
-			}
-			if a, ok := b.Body.Attributes["default"]; ok {
-				out[b.Labels[0]] = a.Expr
-			}
-		}
-	}
+	eachDefault(bodies, func(name string, e hclsyntax.Expression) { out[name] = e })
 	for name, e := range args {
 		out[name] = e
 	}
@@ -916,19 +907,27 @@ func viaVar(e hclsyntax.Expression, vars map[string]hclsyntax.Expression) hclsyn
 // var object an expression reads.
 func defaults(seen []*hclsyntax.Body) *hcl.EvalContext {
 	vars := map[string]cty.Value{}
-	for _, body := range seen {
+	eachDefault(seen, func(name string, e hclsyntax.Expression) {
+		if v, diags := e.Value(nil); !diags.HasErrors() {
+			vars[name] = v
+		}
+	})
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vars)}}
+}
+
+// eachDefault calls f with each variable of the module's files that has a
+// default, and the default's expression.
+func eachDefault(bodies []*hclsyntax.Body, f func(name string, e hclsyntax.Expression)) {
+	for _, body := range bodies {
 		for _, b := range body.Blocks {
 			if b.Type != "variable" || len(b.Labels) != 1 {
 				continue
 			}
 			if a, ok := b.Body.Attributes["default"]; ok {
-				if v, diags := a.Expr.Value(nil); !diags.HasErrors() {
-					vars[b.Labels[0]] = v
-				}
+				f(b.Labels[0], a.Expr)
 			}
 		}
 	}
-	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vars)}}
 }
 
 // absent reports whether a block's count is 0, or its for_each empty,
