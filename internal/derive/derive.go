@@ -708,7 +708,6 @@ func readModule(dir string, args map[string]hclsyntax.Expression) (*module, erro
 	refs := map[string]int{}
 	var bodies []*hclsyntax.Body
 	var raw []*hclsyntax.Block // each resource block, as blocks lists them
-	var selves []string
 	var mods []*hclsyntax.Block
 	for _, path := range paths {
 		if strings.HasPrefix(filepath.Base(path), "gauntlet_") {
@@ -729,7 +728,6 @@ func readModule(dir string, args map[string]hclsyntax.Expression) (*module, erro
 			switch {
 			case b.Type == "resource" && len(b.Labels) == 2:
 				self = b.Labels[0] + "." + b.Labels[1]
-				selves = append(selves, self)
 				raw = append(raw, b)
 			case b.Type == "module" && len(b.Labels) == 1:
 				mods = append(mods, b)
@@ -742,8 +740,8 @@ func readModule(dir string, args map[string]hclsyntax.Expression) (*module, erro
 		}
 	}
 	vars := inputs(bodies, args)
-	for i, b := range raw {
-		out.blocks = append(out.blocks, resourceOf(selves[i], b, vars))
+	for _, b := range raw {
+		out.blocks = append(out.blocks, resourceOf(b.Labels[0]+"."+b.Labels[1], b, vars))
 	}
 	ctx := defaults(bodies)
 	locals := literalLocals(bodies)
@@ -933,12 +931,8 @@ func eachDefault(bodies []*hclsyntax.Body, f func(name string, e hclsyntax.Expre
 // absent reports whether a block's count is 0, or its for_each empty,
 // with the variables' defaults.
 func absent(b *hclsyntax.Block, ctx *hcl.EvalContext) bool {
-	if a, ok := b.Body.Attributes["count"]; ok {
-		v, diags := a.Expr.Value(ctx)
-		if diags.HasErrors() || !v.IsKnown() || v.IsNull() || !v.Type().Equals(cty.Number) {
-			return false
-		}
-		return v.RawEquals(cty.Zero)
+	if _, ok := b.Body.Attributes["count"]; ok {
+		return countOf(b, ctx) == 0
 	}
 	if a, ok := b.Body.Attributes["for_each"]; ok {
 		v, diags := a.Expr.Value(ctx)

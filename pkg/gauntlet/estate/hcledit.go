@@ -344,17 +344,12 @@ func (r *Root) SetLabel(address, key, value string) error {
 	if err != nil {
 		// Labels written as an expression (var.labels, local.labels,
 		// merge(...)): the label is merged into it.
-		var merged bool
 		out, err = editObject(toks, path[:len(path)-1], func(v hclwrite.Tokens) (hclwrite.Tokens, error) {
 			if o := firstSignificant(v); o < 0 || v[o].Type == hclsyntax.TokenOBrace {
 				return nil, err
 			}
-			merged = true
 			return mergeLabel(v, key, quoted), nil
 		}, nil)
-		if !merged && err == nil {
-			err = fmt.Errorf("labels: no expression to merge %s into", key)
-		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", address, err)
