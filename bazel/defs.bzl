@@ -82,7 +82,7 @@ def gauntlet_go_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
       deps: as go_test; //internal/testenv brings the toolchain, //internal/corpus the corpus
         files, //pkg/gauntlet/estate the estates' files.
       data: as go_test, plus those inputs.
-      env: as go_test, plus HOME and $GAUNTLET_TOOLCHAIN_SEED.
+      env: as go_test, plus HOME, $GAUNTLET_TOOLCHAIN_SEED and GAUNTLET_TESTS=all (the second tier).
       tags: as go_test.
       **kwargs: passed to go_test (size defaults to medium, timeout to long, for toolchain tests).
     """
@@ -93,6 +93,10 @@ def gauntlet_go_test(name, deps = [], data = [], env = {}, tags = [], **kwargs):
     if _uses(deps, "//internal/testenv"):
         data.append("@gauntlet_toolchain//:seed")
         env.update(_seed_env())
+
+        # The second tier: tests the README's test command skips for its 15-minute budget (testenv.SecondTier)
+        # run here, where a target whose inputs did not change is a cache hit.
+        env.setdefault("GAUNTLET_TESTS", "all")
 
         # Real control planes and CLIs: seconds to a minute or two of both cores, several minutes for a test that
         # runs a whole estate (stage's hand-off on the pair), longer on a loaded machine.

@@ -105,3 +105,18 @@ func WaitUntil(t testing.TB, ctx context.Context, what string, f func() (bool, e
 		}
 	}
 }
+
+// AllTiers reports whether this run is the second tier's: under Bazel
+// (gauntlet_go_test sets GAUNTLET_TESTS=all; CI runs those targets,
+// cached by content) or with GAUNTLET_TESTS=all. The README's test command,
+// the first tier, has a budget of 15 minutes on two cores.
+func AllTiers() bool { return os.Getenv("GAUNTLET_TESTS") == "all" }
+
+// SecondTier skips t in the first tier: for a test whose mechanisms the
+// first tier already proves elsewhere. why says where, so the skip does.
+func SecondTier(t testing.TB, why string) {
+	t.Helper()
+	if !AllTiers() {
+		t.Skipf("second tier (GAUNTLET_TESTS=all, or bazel test //...; CI runs it there): %s", why)
+	}
+}

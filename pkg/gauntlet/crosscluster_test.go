@@ -98,6 +98,22 @@ func runWrittenEstate(t *testing.T, name, title, root, sections string, stages .
 // added.
 func runWrittenEstateWith(t *testing.T, name, title, root, sections string, stages []string, opts ...gauntlet.Option) *result.Run {
 	t.Helper()
+	s := writtenSpec(t, name, title, root, sections)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	opts = append([]gauntlet.Option{gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages(stages...),
+		gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()), gauntlet.WithLogger(testenv.Logger(t))}, opts...)
+	res, err := gauntlet.Run(ctx, s, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// writtenSpec is the spec of an estate named name whose main.tf is root (in
+// the default namespace), sections added to its estate.yaml.
+func writtenSpec(t *testing.T, name, title, root, sections string) *estate.Spec {
+	t.Helper()
 	testenv.Toolchain(t) // fail early, naming the command, if the toolchain is missing
 	dir := t.TempDir()
 	est := filepath.Join(dir, name)
@@ -115,15 +131,7 @@ func runWrittenEstateWith(t *testing.T, name, title, root, sections string, stag
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	opts = append([]gauntlet.Option{gauntlet.WithOffline(true), gauntlet.WithSubstrate("local"), gauntlet.WithStages(stages...),
-		gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()), gauntlet.WithLogger(testenv.Logger(t))}, opts...)
-	res, err := gauntlet.Run(ctx, s, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return s
 }
 
 // stageOf is the stage id of res, failing the test when it is missing.
@@ -191,6 +199,7 @@ resource "kubernetes_config_map_v1" "consumer" {
 // match each side's values with its own state. Before, it compared by
 // name and failed: stock's Secret "absent" and both annotations differing.
 func TestFreshApplyMatchesStockByAddress(t *testing.T) {
+	testenv.SecondTier(t, "the first tier proves pairing by state address, provider-generated values matched per side, with TestClusterWrittenFieldsPassColdDeploy, and greenfield with the smoke estate")
 	res := runWrittenRoot(t, "fresh-names", "Names and annotations each apply makes anew", freshNamesRoot, "migrate", "greenfield")
 	if st := stageOf(t, res, "day2_teardown"); st.Verdict != result.Pass {
 		t.Fatalf("day2_teardown: %s %s %s\n%s", st.Verdict, st.Detail, st.Aborted, strings.Join(stageLines(st), "\n"))

@@ -12,20 +12,50 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
+// tapeRoot is a root written for this test: three typed objects, enough
+// for every check and BREAK of the stages the tape records. A small root
+// keeps three runs of them within the first tier's budget; the matrix and
+// compare replay whole estates.
+const tapeRoot = `
+resource "kubernetes_service_account_v1" "app" {
+  metadata {
+    name      = "tape-app"
+    namespace = "default"
+    labels    = { tier = "tape" }
+  }
+}
+
+resource "kubernetes_config_map_v1" "settings" {
+  metadata {
+    name      = "tape-settings"
+    namespace = "default"
+    labels    = { tier = "tape" }
+  }
+  data = { owner = kubernetes_service_account_v1.app.metadata[0].name }
+}
+
+resource "kubernetes_config_map_v1" "flags" {
+  metadata {
+    name      = "tape-flags"
+    namespace = "default"
+  }
+  data = { mode = "probe" }
+}
+`
+
 // TestOracleTapeReplaysTheOracle records the oracle's side of a short run
 // (real clusters, engines and BREAKs), replays it in a second run, and
 // requires the replay to come to the same verdicts with the oracle's exact
 // figures, no oracle cluster started; a third run that goes one stage
 // further than the recording must diverge, never make an answer up.
 func TestOracleTapeReplaysTheOracle(t *testing.T) {
-	s := spec(t)
-	testenv.Toolchain(t)
+	s := writtenSpec(t, "tape", "Three typed objects, the oracle on tape", tapeRoot, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	tp := gauntlet.NewOracleTape()
 	run := func(stages ...string) (*result.Run, error) {
 		return gauntlet.Run(ctx, s, gauntlet.WithOffline(true), gauntlet.WithStages(stages...), gauntlet.WithOracleTape(tp),
-			gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()))
+			gauntlet.WithLogger(testenv.Logger(t)), gauntlet.WithWorkDir(t.TempDir()), gauntlet.WithStateDir(t.TempDir()))
 	}
 	recorded, err := run("cold_deploy", "migrate", "test_plan")
 	if err != nil {
@@ -33,6 +63,11 @@ func TestOracleTapeReplaysTheOracle(t *testing.T) {
 	}
 	if !tp.Recorded() || recorded.OracleReplay != "" {
 		t.Fatalf("the first run must record the tape whole (recorded %v, replay %q)", tp.Recorded(), recorded.OracleReplay)
+	}
+	for _, id := range []string{"cold_deploy", "migrate", "test_plan"} {
+		if st := stageOf(t, recorded, id); st.Verdict != result.Pass {
+			t.Fatalf("recorded %s: %s %s: the replay is measured against passing stages", id, st.Verdict, st.Reason)
+		}
 	}
 	replayed, err := run("cold_deploy", "migrate", "test_plan")
 	if err != nil {

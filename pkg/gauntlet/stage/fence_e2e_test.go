@@ -30,6 +30,7 @@ func TestFenceStage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two local control planes and applies the pair with both stock CLIs")
 	}
+	testenv.SecondTier(t, "the pair's estate target (//estates:reference-k8s-platform-app, in CI's smoke set) runs this stage on the same roots, clear and sabotaged; the first tier tests the fence itself (internal/fence)")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	r := &Run{Spec: &estate.Spec{Name: "pair"}, Log: testenv.Logger(t)}

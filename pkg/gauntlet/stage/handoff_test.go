@@ -40,6 +40,7 @@ func TestHandoffOnThePair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two real clusters and both CLIs twice, about two minutes: not with -short")
 	}
+	testenv.SecondTier(t, "the pair's estate target (//estates:reference-k8s-platform-app, in CI's smoke set) runs this stage on the same roots, clear and sabotaged")
 	t.Run("clear", func(t *testing.T) { handoffOnThePair(t, false) })
 	t.Run("sabotaged", func(t *testing.T) { handoffOnThePair(t, true) })
 }
