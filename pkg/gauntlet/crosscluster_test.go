@@ -250,6 +250,7 @@ resource "kubernetes_service_account_v1" "writer" {
 // ServiceAccounts. Before, it drifted the manifest's label and the stage
 // was a limitation no engine could pass.
 func TestDerivedDriftIsOneStockSees(t *testing.T) {
+	testenv.SecondTier(t, "the first tier proves drift on the smoke estate, a drift stock misses with TestSharedDriftIsALimitation, and derivation's choices in internal/derive's unit tests")
 	res := runWrittenRoot(t, "unseen-drift", "A drift stock does not see, and two it does", unseenDriftRoot, "migrate", "drift_reconverge")
 	if st := stageOf(t, res, "drift_reconverge"); st.Verdict != result.Pass {
 		t.Fatalf("drift_reconverge: %s %s %s\n%s", st.Verdict, st.Reason, st.Detail, strings.Join(stageLines(st), "\n"))

@@ -53,6 +53,7 @@ resource "kubernetes_secret_v1" "sec" {
 // TestPlanApplyDriftOnBothCLIs applies a ConfigMap and a Secret, tampers
 // the ConfigMap out of band, and expects exactly one update at its address.
 func TestPlanApplyDriftOnBothCLIs(t *testing.T) {
+	testenv.SecondTier(t, "the smoke estate plans, applies and drifts on both CLIs, each BREAK predicting its exact finding")
 	c := testenv.LocalCluster(t, "engine", local.WithPods(false))
 	cs := kubernetes.NewForConfigOrDie(c.RESTConfig())
 	for _, cli := range []string{"tofu", "terraform"} {
@@ -213,6 +214,7 @@ func TestCrashingEngineIsNeverAnEmptyPlan(t *testing.T) {
 // against them - in one engine call instead of two; a plan that deletes is
 // still read by show -json, the stream not telling a deposed object apart.
 func TestStreamedPlanIsTheShownPlan(t *testing.T) {
+	testenv.SecondTier(t, "every stage of the smoke estate reads its plans from the stream (planDefaults) on both CLIs, removals and the teardown included, and its BREAKs predict their exact findings")
 	c := testenv.LocalCluster(t, "engine", local.WithPods(false))
 	cs := kubernetes.NewForConfigOrDie(c.RESTConfig())
 	for _, cli := range []string{"tofu", "terraform"} {

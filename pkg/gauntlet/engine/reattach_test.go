@@ -27,6 +27,7 @@ import (
 // plan sent to a plugin that does not listen fails, so a reattached call
 // cannot quietly start its own.
 func TestReattachedProvidersPlanAlike(t *testing.T) {
+	testenv.SecondTier(t, "reattached providers are an option, off by default: the first tier's runs start their providers per call, as in production")
 	c := testenv.LocalCluster(t, "reattach", local.WithPods(false))
 	cs := kubernetes.NewForConfigOrDie(c.RESTConfig())
 	for _, cli := range []string{"tofu", "terraform"} {
