@@ -105,6 +105,14 @@ type block struct {
 	// merge(...)) the HCL writer merges a label into.
 	mergeable bool
 	refs      int // references to it from other blocks of its module
+	// outRefs are the references among refs from output blocks;
+	// outEdits, when every output reading it can read it as a count of 0
+	// would give it and nothing but outputs reads those (outputs.go), the
+	// edits that make them, and outNames those outputs.
+	outRefs  int
+	outEdits []estate.Edit
+	outNames []string
+	file     string // the file that holds it (relative to the root after analyse)
 	// Literal identity, where the configuration writes it out (for a
 	// preview before anything is applied).
 	apiVersion, kind, name, namespace string
@@ -450,20 +458,15 @@ func renamable(c cand, objs []Object) bool {
 }
 
 func (p *Plans) remove(cands []cand, objs []Object, live map[string]*unstructured.Unstructured, excluded map[string]bool) {
-	var target *cand
-	how := ""
-	for i, c := range cands {
-		if excluded[c.o.Address] || excluded[c.b.address] || c.b.refs > 0 || cascading[c.o.Ref.Kind] ||
-			(p.Rename != nil && estate.BlockOf(p.Rename.From) == c.b.address) {
-			continue
-		}
-		if h, ok := removable(c, objs); ok {
-			target, how = &cands[i], h
-			break
-		}
+	// A leaf first, as before outputs' readers and single instances were
+	// candidates: an estate derived then keeps its plan.
+	rm := p.removal(cands, objs, excluded, false)
+	if rm.c == nil {
+		rm = p.removal(cands, objs, excluded, true)
 	}
+	target := rm.c
 	if target == nil {
-		p.Why["day2_remove"] = "no removal derived: no live leaf (a block no other block references, not renamed, not a kind whose deletion takes others with it: Namespace, CustomResourceDefinition) whose removal the HCL writer can make alone - a single root resource, a block in a local module called once, the last index of a literal count, or a key of a for_each collection written as a literal in the block or in a local only it reads"
+		p.Why["day2_remove"] = "no removal derived: no live leaf (a block no other block references but outputs nothing else reads, not renamed, not a kind whose deletion takes others with it: Namespace, CustomResourceDefinition) whose removal the HCL writer can make alone - a single root resource, a block in a local module called once, a counted block with one instance, the last index of a literal count, or a key of a for_each collection written as a literal in the block or in a local only it reads"
 		return
 	}
 	nb, ok := neighbour(objs, live, target.o.Ref, p.Rename)
@@ -472,8 +475,70 @@ func (p *Plans) remove(cands []cand, objs []Object, live map[string]*unstructure
 		return
 	}
 	p.Remove = &estate.Remove{Address: target.o.Address, Object: target.o.Ref, Neighbour: nb.Ref}
-	p.Why["day2_remove"] = fmt.Sprintf("%s%s is a leaf - no other block references it - so %s leaves the rest plannable; %s must keep its uid and resourceVersion",
-		target.o.Address, target.shape(), how, nb.Ref)
+	leaf := "no other block references it"
+	if rm.whole {
+		// Located by file and block: the address has a key, and the
+		// edits to the outputs go with the block.
+		p.Remove.File, p.Remove.Block = target.b.file, strings.TrimPrefix(target.b.address, prefixOf(target.b.module))
+		p.Remove.Edits = rm.edits
+		if len(rm.edits) > 0 {
+			leaf = fmt.Sprintf("only outputs read it (%s), nothing but outputs reads them up to the root, and each reads it through a splat, which becomes [] as a count of 0 would give it", strings.Join(target.b.outNames, ", "))
+		}
+	}
+	p.Why["day2_remove"] = fmt.Sprintf("%s%s is a leaf - %s - so %s leaves the rest plannable; %s must keep its uid and resourceVersion",
+		target.o.Address, target.shape(), leaf, rm.how, nb.Ref)
+}
+
+// removal is a derived removal's target, how the HCL writer takes it out,
+// and, when whole, the block to delete by file and name with edits.
+type removal struct {
+	c     *cand
+	how   string
+	whole bool
+	edits []estate.Edit
+}
+
+// removal picks the first candidate the HCL writer can take out alone;
+// wider also takes a block only outputs read (outEdits) and a counted
+// block's one instance (its whole block).
+func (p *Plans) removal(cands []cand, objs []Object, excluded map[string]bool, wider bool) removal {
+	for i, c := range cands {
+		if excluded[c.o.Address] || excluded[c.b.address] || cascading[c.o.Ref.Kind] ||
+			(p.Rename != nil && estate.BlockOf(p.Rename.From) == c.b.address) {
+			continue
+		}
+		if c.b.refs > 0 && (!wider || c.b.outEdits == nil) {
+			continue
+		}
+		if h, ok := removable(c, objs); ok && (!wider || !c.a.Key.Set) {
+			return removal{c: &cands[i], how: h, whole: wider, edits: c.b.outEdits}
+		}
+		if h, ok := oneInstance(c, objs); ok && wider {
+			return removal{c: &cands[i], how: h, whole: true, edits: c.b.outEdits}
+		}
+	}
+	return removal{}
+}
+
+// oneInstance says how the HCL writer takes out a counted block whose
+// state holds one instance: its whole block goes.
+func oneInstance(c cand, objs []Object) (string, bool) {
+	if !c.b.counted || c.b.callCounted || c.b.calls != 1 {
+		return "", false
+	}
+	n := 0
+	for _, o := range objs {
+		if estate.BlockOf(o.Address) == c.b.address {
+			n++
+		}
+	}
+	if n != 1 {
+		return "", false
+	}
+	if c.b.module == "" {
+		return "deleting its block, its one instance", true
+	}
+	return fmt.Sprintf("deleting its block from %s, its one instance (the module is called once)", c.b.dir), true
 }
 
 // removable says how the HCL writer takes c's object out and nothing else,
@@ -638,6 +703,14 @@ const maxDepth = 16
 func analyse(dir string) ([]block, error) {
 	var blocks []block
 	calls := map[string]int{}
+	mods := map[string]*modInst{}
+	rootDir := dir
+	rel := func(p string) string {
+		if r, err := filepath.Rel(rootDir, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
 	var walk func(module, dir string, args map[string]hclsyntax.Expression, callCounted, callAbsent bool, depth int) error
 	walk = func(module, dir string, args map[string]hclsyntax.Expression, callCounted, callAbsent bool, depth int) error {
 		if depth > maxDepth {
@@ -648,10 +721,13 @@ func analyse(dir string) ([]block, error) {
 		if err != nil {
 			return err
 		}
-		prefix := ""
-		if module != "" {
-			prefix = module + "."
+		if in := mods[module]; in != nil {
+			in.m = m
+		} else {
+			mods[module] = &modInst{m: m, root: true}
 		}
+		prefix := prefixOf(module)
+		start := len(blocks)
 		for i := range m.blocks {
 			b := m.blocks[i]
 			b.address = prefix + b.address
@@ -659,8 +735,11 @@ func analyse(dir string) ([]block, error) {
 			b.absent = b.absent || callAbsent
 			blocks = append(blocks, b)
 		}
+		outputReaders(mods, module, blocks[start:], rel)
 		for _, c := range m.calls {
-			if err := walk(prefix+"module."+c.name, filepath.Join(dir, filepath.FromSlash(c.source)), c.args, callCounted || c.counted, callAbsent || c.absent, depth+1); err != nil {
+			child := prefix + "module." + c.name
+			mods[child] = &modInst{parent: module, call: c.name}
+			if err := walk(child, filepath.Join(dir, filepath.FromSlash(c.source)), c.args, callCounted || c.counted, callAbsent || c.absent, depth+1); err != nil {
 				return err
 			}
 		}
@@ -672,9 +751,7 @@ func analyse(dir string) ([]block, error) {
 	for i := range blocks {
 		blocks[i].calls = calls[blocks[i].dir]
 		// Said relative to the root: a run's folder is a temporary one.
-		if rel, err := filepath.Rel(dir, blocks[i].dir); err == nil {
-			blocks[i].dir = filepath.ToSlash(rel)
-		}
+		blocks[i].dir, blocks[i].file = rel(blocks[i].dir), rel(blocks[i].file)
 	}
 	return blocks, nil
 }
@@ -694,6 +771,10 @@ var metaArgs = map[string]bool{"source": true, "version": true, "count": true, "
 type module struct {
 	blocks []block
 	calls  []moduleCall
+	// outputs are its output blocks by name; uses the module outputs
+	// ("call.name", "call.*") anything but an output reads.
+	outputs map[string]*output
+	uses    map[string]bool
 }
 
 // readModule reads one module folder's .tf files (gauntlet_*.tf aside),
@@ -704,10 +785,11 @@ func readModule(dir string, args map[string]hclsyntax.Expression) (*module, erro
 		return nil, err
 	}
 	sort.Strings(paths)
-	out := &module{}
-	refs := map[string]int{}
+	out := &module{outputs: map[string]*output{}, uses: map[string]bool{}}
+	refs, outRefs := map[string]int{}, map[string]int{}
 	var bodies []*hclsyntax.Body
 	var raw []*hclsyntax.Block // each resource block, as blocks lists them
+	var rawPaths []string
 	var mods []*hclsyntax.Block
 	for _, path := range paths {
 		if strings.HasPrefix(filepath.Base(path), "gauntlet_") {
@@ -728,20 +810,33 @@ func readModule(dir string, args map[string]hclsyntax.Expression) (*module, erro
 			switch {
 			case b.Type == "resource" && len(b.Labels) == 2:
 				self = b.Labels[0] + "." + b.Labels[1]
-				raw = append(raw, b)
+				raw, rawPaths = append(raw, b), append(rawPaths, path)
 			case b.Type == "module" && len(b.Labels) == 1:
 				mods = append(mods, b)
 			}
+			isOutput := b.Type == "output" && len(b.Labels) == 1
 			for addr, n := range referenced(b.Body) {
 				if addr != self {
 					refs[addr] += n
+					if isOutput {
+						outRefs[addr] += n
+					}
 				}
+			}
+			if v, ok := b.Body.Attributes["value"]; ok && isOutput {
+				o := &output{path: path, src: src, expr: v.Expr, reads: map[string]bool{}}
+				exprModuleReads(v.Expr, o.reads)
+				out.outputs[b.Labels[0]] = o
+			} else {
+				moduleReads(b.Body, out.uses)
 			}
 		}
 	}
 	vars := inputs(bodies, args)
-	for _, b := range raw {
-		out.blocks = append(out.blocks, resourceOf(b.Labels[0]+"."+b.Labels[1], b, vars))
+	for i, b := range raw {
+		rb := resourceOf(b.Labels[0]+"."+b.Labels[1], b, vars)
+		rb.file = rawPaths[i]
+		out.blocks = append(out.blocks, rb)
 	}
 	ctx := defaults(bodies)
 	locals := literalLocals(bodies)
@@ -751,7 +846,7 @@ func readModule(dir string, args map[string]hclsyntax.Expression) (*module, erro
 	}
 	for i := range out.blocks {
 		b := &out.blocks[i]
-		b.refs = refs[b.address]
+		b.refs, b.outRefs = refs[b.address], outRefs[b.address]
 		b.absent = absent(raw[i], ctx)
 		b.byDefault = countOf(raw[i], ctx)
 		b.count, b.keys, b.keysFrom = instances(raw[i], locals)
