@@ -835,6 +835,12 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		return sr
 	}
 	switch {
+	case err != nil && errors.Is(err, tape.ErrDiverged):
+		// The recording had no answer for stock: gauntlet could not do its
+		// part, which is neither stock's limitation nor the engine's fail.
+		sr.Verdict, sr.Cause = result.NotRun, result.CauseStopped
+		sr.Reason = "the oracle's replay diverged from its recording, so stock's side could not be answered; run it with a live oracle"
+		sr.Aborted = err.Error()
 	case err != nil && result.StockAlone(err) && !rec.Failed():
 		// Stock failed a step the engine under test finished: the stage
 		// stops short for stock's reason, never the engine's fail.
