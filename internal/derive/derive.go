@@ -721,11 +721,10 @@ func analyse(dir string) ([]block, error) {
 		if err != nil {
 			return err
 		}
-		if in := mods[module]; in != nil {
-			in.m = m
-		} else {
-			mods[module] = &modInst{m: m, root: true}
+		if mods[module] == nil {
+			mods[module] = &modInst{} // the root
 		}
+		mods[module].m = m
 		prefix := prefixOf(module)
 		start := len(blocks)
 		for i := range m.blocks {

@@ -56,10 +56,10 @@ func exprModuleReads(e hclsyntax.Expression, into map[string]bool) {
 	}
 }
 
-// modInst is one module call path's folder as the analysis walked it.
+// modInst is one module call path's folder as the analysis walked it; the
+// root's prefix is "".
 type modInst struct {
 	m      *module
-	root   bool
 	parent string // the caller's prefix
 	call   string // the call's name in the caller
 }
@@ -71,7 +71,7 @@ func unread(mods map[string]*modInst, prefix, name string, depth int) bool {
 	if in == nil || depth > maxDepth {
 		return false
 	}
-	if in.root {
+	if prefix == "" {
 		return true
 	}
 	caller := mods[in.parent]
@@ -95,26 +95,13 @@ func unread(mods map[string]*modInst, prefix, name string, depth int) bool {
 // []. ok is false when o reads it any other way (an index, the whole
 // object) or an edit's text is not o's file's alone.
 func splatEdits(o *output, local string) (edits []estate.Edit, ok bool) {
-	typ, name, _ := strings.Cut(local, ".")
-	is := func(t hcl.Traversal) bool {
-		if len(t) < 2 || t.RootName() != typ {
-			return false
-		}
-		at, ok := t[1].(hcl.TraverseAttr)
-		return ok && at.Name == name
-	}
-	reads := 0
-	for _, t := range o.expr.Variables() {
-		if is(t) {
-			reads++
-		}
-	}
+	reads := readsOf(o.expr, local)
 	hclsyntax.VisitAll(o.expr, func(n hclsyntax.Node) hcl.Diagnostics {
 		sp, ok := n.(*hclsyntax.SplatExpr)
 		if !ok {
 			return nil
 		}
-		if src, ok := sp.Source.(*hclsyntax.ScopeTraversalExpr); ok && len(src.Traversal) == 2 && is(src.Traversal) {
+		if src, ok := sp.Source.(*hclsyntax.ScopeTraversalExpr); ok && len(src.Traversal) == 2 && names(src.Traversal, local) {
 			edits = append(edits, estate.Edit{File: o.path, Old: string(sp.Range().SliceBytes(o.src)), New: "[]"})
 		}
 		return nil
@@ -147,7 +134,7 @@ func outputReaders(mods map[string]*modInst, prefix string, blocks []block, rel 
 		var readers []string
 		for _, n := range names {
 			o := in.m.outputs[n]
-			if o.reads == nil || !o.readsBlock(local) {
+			if readsOf(o.expr, local) == 0 {
 				continue
 			}
 			e, splat := splatEdits(o, local)
@@ -175,6 +162,23 @@ func prefixOf(module string) string {
 	return module + "."
 }
 
-func (o *output) readsBlock(local string) bool {
-	return referenced(&hclsyntax.Body{Attributes: hclsyntax.Attributes{"value": {Name: "value", Expr: o.expr}}})[local] > 0
+// readsOf counts e's references to the block local ("type.name").
+func readsOf(e hclsyntax.Expression, local string) int {
+	n := 0
+	for _, t := range e.Variables() {
+		if names(t, local) {
+			n++
+		}
+	}
+	return n
+}
+
+// names reports whether t starts with the block local ("type.name").
+func names(t hcl.Traversal, local string) bool {
+	typ, name, _ := strings.Cut(local, ".")
+	if len(t) < 2 || t.RootName() != typ {
+		return false
+	}
+	at, ok := t[1].(hcl.TraverseAttr)
+	return ok && at.Name == name
 }
