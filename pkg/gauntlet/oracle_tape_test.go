@@ -50,6 +50,7 @@ resource "kubernetes_config_map_v1" "flags" {
 // figures, no oracle cluster started; a third run that goes one stage
 // further than the recording must diverge, never make an answer up.
 func TestOracleTapeReplaysTheOracle(t *testing.T) {
+	testenv.SecondTier(t, "the tape's recording, replay and divergence are the first tier's in internal/tape (HTTP and engine calls) and engine's stand-in tests; the tape serves only the matrix, compare and mutants, all second tier; this runs it end to end")
 	s := writtenSpec(t, "tape", "Three typed objects, the oracle on tape", tapeRoot, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
