@@ -13,10 +13,11 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
-// tapeRoot is a root written for this test: three typed objects, enough
-// for every check and BREAK of the stages the tape records. A small root
-// keeps three runs of them within the first tier's budget; the matrix and
-// compare replay whole estates.
+// tapeRoot is a root written for these tests: three typed objects, enough
+// for every check and BREAK of the stages the tape records, and a small
+// root for the registry's example stage. Typed kinds keep each engine call
+// cheaper than a kubernetes_manifest (whose provider reads the API's
+// schema every call); the matrix and compare replay whole estates.
 const tapeRoot = `
 resource "kubernetes_service_account_v1" "app" {
   metadata {

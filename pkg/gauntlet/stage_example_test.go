@@ -33,7 +33,7 @@ func TestAStageAddedThroughTheRegistry(t *testing.T) {
 	if err := g.Register(replanAgain{stage.Described{About: in}}); err != nil {
 		t.Fatal(err)
 	}
-	res := runWrittenEstateWith(t, "replan-again", "A stage of a caller's own", sharedDriftRoot, "", []string{"replan_again"}, gauntlet.WithRegistry(g))
+	res := runWrittenEstateWith(t, "replan-again", "A stage of a caller's own", tapeRoot, "", []string{"replan_again"}, gauntlet.WithRegistry(g))
 	st := stageOf(t, res, "replan_again")
 	if st.Verdict != result.Pass || len(st.Checks) != 1 || len(st.Checks[0].ProvedBy) == 0 {
 		t.Fatalf("replan_again: %s, checks %+v, want a pass proved by its BREAK:\n%s", st.Verdict, st.Checks, st.Detail)
