@@ -64,7 +64,6 @@ const sharedDriftSection = `drift:
 // (measured: an apply and an empty plan on both sides), and the rename
 // stage (moved blocks, its BREAKs on both sides) passes after it.
 func TestSharedDriftIsALimitation(t *testing.T) {
-	testenv.SecondTier(t, "the limitation verdict is the first tier's in stage's TestRecorderLimitation (a check stock fails alike) and result's TestAssessLimitation (never the engine's fail, never clear); this runs it end to end with the world put back after it")
 	res := runWrittenEstate(t, "shared-drift", "A drift stock does not see either", sharedDriftRoot, sharedDriftSection, "drift_reconverge", "day2_rename")
 	var drift *result.Stage
 	var detail []string
