@@ -101,7 +101,7 @@ func splatEdits(o *output, local string) (edits []estate.Edit, ok bool) {
 		if !ok {
 			return nil
 		}
-		if src, ok := sp.Source.(*hclsyntax.ScopeTraversalExpr); ok && len(src.Traversal) == 2 && names(src.Traversal, local) {
+		if src, ok := sp.Source.(*hclsyntax.ScopeTraversalExpr); ok && len(src.Traversal) == 2 && traverses(src.Traversal, local) {
 			edits = append(edits, estate.Edit{File: o.path, Old: string(sp.Range().SliceBytes(o.src)), New: "[]"})
 		}
 		return nil
@@ -166,15 +166,15 @@ func prefixOf(module string) string {
 func readsOf(e hclsyntax.Expression, local string) int {
 	n := 0
 	for _, t := range e.Variables() {
-		if names(t, local) {
+		if traverses(t, local) {
 			n++
 		}
 	}
 	return n
 }
 
-// names reports whether t starts with the block local ("type.name").
-func names(t hcl.Traversal, local string) bool {
+// traverses reports whether t starts with the block local ("type.name").
+func traverses(t hcl.Traversal, local string) bool {
 	typ, name, _ := strings.Cut(local, ".")
 	if len(t) < 2 || t.RootName() != typ {
 		return false
