@@ -30,7 +30,7 @@ const EstatesEnv = "GAUNTLET_ESTATES"
 // SubstrateEnv picks where `go test ./estates/` runs the estates: unset,
 // the local substrate (two control planes as child processes); "kind",
 // real nodes (root, a node image: `gauntlet kind node-image`), which is how
-// CI's kind lane runs metrics-server clear and sabotaged.
+// CI's kind lane runs metrics-server's clear pass (its sabotaged pass skipped).
 const SubstrateEnv = "GAUNTLET_SUBSTRATE"
 
 // smoke is the tier the README's test command runs: the estate whose
