@@ -52,17 +52,18 @@ func TestBadInputFailsBeforeAnyCluster(t *testing.T) {
 		opts []gauntlet.Option
 		want string
 	}{
-		"wrong sha256":            {edit: func(s *estate.Spec) { s.Source.SHA256 = strings.Repeat("0", 64) }, want: "the pin says 0000"},
-		"missing corpus file":     {edit: func(s *estate.Spec) { s.Source.Path += ".absent" }, want: "corpus import"},
-		"unknown skipped stage":   {edit: func(s *estate.Spec) { s.Skip = map[string]string{"dirft": "typo"} }, want: `unknown stage "dirft"`},
-		"unknown finding stage":   {edit: func(s *estate.Spec) { s.Findings = map[string]string{"day2_rnme": "typo"} }, want: `findings names unknown stage "day2_rnme" (stages: cold_deploy, `},
-		"unknown selected stage":  {opts: []gauntlet.Option{gauntlet.WithStages("teardown")}, want: `unknown stage "teardown"`},
-		"engine path absent":      {opts: []gauntlet.Option{gauntlet.WithEngine("/nonexistent/tofu")}, want: "/nonexistent/tofu"},
-		"engine not a CLI":        {opts: []gauntlet.Option{gauntlet.WithEngine("/bin/true")}, want: "does not speak the Terraform CLI"},
-		"bad substrate":           {opts: []gauntlet.Option{gauntlet.WithSubstrate("minikube")}, want: `substrate "minikube"`},
-		"provider not supplied":   {edit: written, want: `required_providers (and resource "aws_s3_bucket" "b" at main.tf:7) needs hashicorp/aws: the toolchain does not supply it`},
-		"required variable unset": {edit: written, want: "variables with no default that estate.yaml does not set: region"},
-		"unpinned template":       {edit: written, want: `reads a file the estate does not pin: main.tf:10: templatefile("${path.module}/page.tpl")`},
+		"wrong sha256":              {edit: func(s *estate.Spec) { s.Source.SHA256 = strings.Repeat("0", 64) }, want: "the pin says 0000"},
+		"missing corpus file":       {edit: func(s *estate.Spec) { s.Source.Path += ".absent" }, want: "corpus import"},
+		"unknown skipped stage":     {edit: func(s *estate.Spec) { s.Skip = map[string]string{"dirft": "typo"} }, want: `unknown stage "dirft"`},
+		"unknown finding stage":     {edit: func(s *estate.Spec) { s.Findings = map[string]string{"day2_rnme": "typo"} }, want: `findings names unknown stage "day2_rnme" (stages: cold_deploy, `},
+		"unknown not_derived stage": {edit: func(s *estate.Spec) { s.NotDerived = map[string]string{"drfit": "typo"} }, want: `not_derived names unknown stage "drfit"`},
+		"unknown selected stage":    {opts: []gauntlet.Option{gauntlet.WithStages("teardown")}, want: `unknown stage "teardown"`},
+		"engine path absent":        {opts: []gauntlet.Option{gauntlet.WithEngine("/nonexistent/tofu")}, want: "/nonexistent/tofu"},
+		"engine not a CLI":          {opts: []gauntlet.Option{gauntlet.WithEngine("/bin/true")}, want: "does not speak the Terraform CLI"},
+		"bad substrate":             {opts: []gauntlet.Option{gauntlet.WithSubstrate("minikube")}, want: `substrate "minikube"`},
+		"provider not supplied":     {edit: written, want: `required_providers (and resource "aws_s3_bucket" "b" at main.tf:7) needs hashicorp/aws: the toolchain does not supply it`},
+		"required variable unset":   {edit: written, want: "variables with no default that estate.yaml does not set: region"},
+		"unpinned template":         {edit: written, want: `reads a file the estate does not pin: main.tf:10: templatefile("${path.module}/page.tpl")`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := spec(t)

@@ -164,7 +164,7 @@ func materials(fetched []estate.Fetched, substrate, kubeconfig string, pins *too
 	return m
 }
 
-// knownStages refuses skip and findings keys that name no stage. The
+// knownStages refuses skip, findings and not_derived keys that name no stage. The
 // estate package cannot ask the stages (they import it), so the loader
 // takes any key and this is where a typo is caught: a finding for a stage
 // that does not exist would otherwise be silently never checked.
@@ -172,7 +172,7 @@ func knownStages(spec *estate.Spec, stages *stage.Registry) error {
 	for _, sec := range []struct {
 		key string
 		ids map[string]string
-	}{{"skip", spec.Skip}, {"findings", spec.Findings}} {
+	}{{"skip", spec.Skip}, {"findings", spec.Findings}, {"not_derived", spec.NotDerived}} {
 		for _, id := range slices.Sorted(maps.Keys(sec.ids)) {
 			if !stages.Known(id) {
 				return fmt.Errorf("estate %s: %s names unknown stage %q (stages: %s)", spec.Name, sec.key, id, strings.Join(stages.IDs(), ", "))

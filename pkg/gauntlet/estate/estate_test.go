@@ -127,13 +127,15 @@ func TestMinimalSpecDefaults(t *testing.T) {
 
 func TestParseRejects(t *testing.T) {
 	for name, tc := range map[string]struct{ from, to, want string }{
-		"unknown field":   {"set: growing", "set: growing\nsurprise: 1", "surprise"},
-		"bad name":        {"name: demo", "name: Demo_1", "lowercase"},
-		"no source":       {"files: [main.tf]", "", "exactly one of source"},
-		"kind no version": {"kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "kinds:\n  - {group: \"\", kind: ConfigMap}", "kinds"},
-		"delta no why":    {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name and why are required"},
-		"short sha":       {"files: [main.tf]", "source: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a.tf, sha256: abc}", "sha256"},
-		"bad prefix":      {"prefix: dm", "prefix: Dm_", "prefix"},
+		"unknown field":           {"set: growing", "set: growing\nsurprise: 1", "surprise"},
+		"bad name":                {"name: demo", "name: Demo_1", "lowercase"},
+		"no source":               {"files: [main.tf]", "", "exactly one of source"},
+		"kind no version":         {"kinds:\n  - {group: \"\", version: v1, kind: ConfigMap}", "kinds:\n  - {group: \"\", kind: ConfigMap}", "kinds"},
+		"delta no why":            {"why: testing, old: '\"blue\"'", "why: '', old: '\"blue\"'", "name and why are required"},
+		"short sha":               {"files: [main.tf]", "source: {repository: https://h/o/r, commit: '0123456789012345678901234567890123456789', path: a.tf, sha256: abc}", "sha256"},
+		"bad prefix":              {"prefix: dm", "prefix: Dm_", "prefix"},
+		"not_derived and skipped": {"set: growing", "set: growing\nskip: {day2_remove: one object}\nnot_derived: {day2_remove: no leaf}", "list it in one place"},
+		"not_derived but written": {"set: growing", "set: growing\nnot_derived: {drift_reconverge: no label}\ndrift: {address: a.b, object: {version: v1, kind: ConfigMap, name: c}, field: x, want: y, patch: '[]'}", "has its plan written here"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := strings.Replace(specYAML, tc.from, tc.to, 1)

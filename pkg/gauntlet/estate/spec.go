@@ -72,6 +72,11 @@ type Spec struct {
 	// this estate, with what it does wrong: the stage must fail there (a
 	// test that finds it passing says the finding is stale).
 	Findings map[string]string `json:"findings,omitempty"`
+	// NotDerived names stages gauntlet derives no plan for on this root
+	// today, with what stops it. It changes nothing in a run (the stage is
+	// still not run, the page says why); the estate's Go test then expects
+	// exactly that, and fails once the stage runs (the entry is stale).
+	NotDerived map[string]string `json:"not_derived,omitempty"`
 	// Test says how the estate's Go test runs it (pkg/gauntlet/gauntlettest).
 	Test *TestSpec `json:"test,omitempty"`
 
@@ -540,6 +545,18 @@ func (s *Spec) validate() error {
 	for id := range s.Findings {
 		if _, ok := s.Skip[id]; ok {
 			return fmt.Errorf("stage %s is both skipped and a finding: a finding is a stage that runs and fails", id)
+		}
+	}
+	written := map[string]bool{"drift_reconverge": s.Drift != nil, "day2_rename": s.Rename != nil,
+		"day2_remove": s.Remove != nil, "plan_approval": s.PlanApproval != nil}
+	for id := range s.NotDerived {
+		_, skipped := s.Skip[id]
+		_, finding := s.Findings[id]
+		switch {
+		case skipped || finding:
+			return fmt.Errorf("not_derived: stage %s is also skipped or a finding: list it in one place", id)
+		case written[id]:
+			return fmt.Errorf("not_derived: stage %s has its plan written here, so nothing is derived for it: remove the entry", id)
 		}
 	}
 	names := map[string]bool{}

@@ -136,6 +136,11 @@ func assertStage(t *testing.T, spec *estate.Spec, s result.Stage, blocked map[st
 		}
 		t.Fatalf("the estate lists a finding for %s (%s), but the stage is %s: remove the finding if the engine no longer misbehaves", s.ID, finding, s.Verdict)
 	}
+	if skip, fail := notDerived(spec, s); skip != "" {
+		t.Skip(skip)
+	} else if fail != "" {
+		t.Fatal(fail)
+	}
 	switch s.Verdict {
 	case result.NotRun:
 		// Not run for a declared reason (the estate skips it, the engine
@@ -172,6 +177,26 @@ func assertStage(t *testing.T, spec *estate.Spec, s result.Stage, blocked map[st
 			t.Errorf("BREAK %s %s: %s", b.Name, b.Outcome, b.Detail)
 		}
 	}
+}
+
+// notDerived judges a stage against the estate's not_derived list: a
+// skip when it did not run for want of a derived plan and the estate says
+// so, a fail when it did not and the estate does not say so (the
+// derivation regressed, or the gap is new: list it), or when the estate
+// says so and the stage ran (the entry is stale). Both empty: the stage
+// is judged as any other.
+func notDerived(spec *estate.Spec, s result.Stage) (skip, fail string) {
+	gap, listed := spec.NotDerived[s.ID]
+	notDerived := s.Verdict == result.NotRun && s.Cause == result.CauseNotDerived
+	switch {
+	case notDerived && listed:
+		return fmt.Sprintf("not run, as estate.yaml's not_derived says (%s): %s", gap, s.Reason), ""
+	case notDerived:
+		return "", fmt.Sprintf("not run: %s. Gauntlet derived no plan for %s: if that is this root's shape today, say so under not_derived in estate.yaml (or write the stage's section)", s.Reason, s.ID)
+	case listed && s.Verdict != result.NotRun:
+		return "", fmt.Sprintf("estate.yaml lists %s under not_derived (%s), but the stage is %s: remove the entry", s.ID, gap, s.Verdict)
+	}
+	return "", ""
 }
 
 // declared reports whether a stage that did not run was meant not to:

@@ -266,6 +266,10 @@ const (
 	CauseBlocked     Cause = "blocked"      // a stage it runs after did not pass (BlockedBy)
 	CauseStopped     Cause = "stopped"      // the run stopped early, or a failure left the world changed
 	CauseCancelled   Cause = "cancelled"    // a signal stopped the run first
+	// CauseNotDerived: the estate writes no plan for the stage and gauntlet
+	// found nothing on the root it can act on honestly (Reason says what it
+	// looked for). Gauntlet's gap, never the engine's fail.
+	CauseNotDerived Cause = "not_derived"
 )
 
 // Declared reports whether the cause was decided before the run, by the

@@ -24,7 +24,8 @@ type NotApplicable struct {
 	Shape  bool
 	// Cause, for a stage not run (not Shape), says why in a form the
 	// tests read: CauseCapability where neither the estate nor the engine
-	// has what the stage needs. Empty: no candidate to act on.
+	// has what the stage needs, CauseNotDerived where the derivation
+	// found no candidate to act on.
 	Cause result.Cause
 }
 
@@ -137,7 +138,7 @@ func (r *Run) notDerived(p *derive.Plans, id string) *NotApplicable {
 	if least, why := leastObjects(id); n < least {
 		return &NotApplicable{Reason: fmt.Sprintf("the root has %s: %s", objectCount(n), why), Shape: true}
 	}
-	return &NotApplicable{Reason: p.Why[id]}
+	return &NotApplicable{Reason: p.Why[id], Cause: result.CauseNotDerived}
 }
 
 // leastObjects is how many kubernetes objects the root must hold for the
@@ -235,7 +236,7 @@ func (r *Run) tryDrift(ctx context.Context, p *derive.Plans) (*estate.Drift, err
 	if len(seen) < 2 {
 		why := fmt.Sprintf("no drift derived that stock detects: of %d candidates tried on the oracle, %d made stock plan exactly its update (it needs two: one to drift, one for the BREAK)%s", len(p.DriftCandidates), len(seen), skipped)
 		r.noteChoice("drift_reconverge", why, nil)
-		return nil, &NotApplicable{Reason: why}
+		return nil, &NotApplicable{Reason: why, Cause: result.CauseNotDerived}
 	}
 	d, why := derive.DriftOf(seen[0], seen[1])
 	if skipped != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/internal/derive"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
 // TestARootOfOneObjectCannotCarryARemoval: with no removal derived, a root
@@ -32,9 +33,13 @@ func TestARootOfOneObjectCannotCarryARemoval(t *testing.T) {
 		if !errors.As(err, &na) || na.Shape != tc.shape || !strings.Contains(na.Reason, tc.reason) {
 			t.Errorf("a root of %d object(s): %#v, want shape %v saying %q", tc.objects, na, tc.shape, tc.reason)
 		}
+		// Typed for a program (the estate's test reads it against not_derived).
+		if want := map[bool]result.Cause{true: "", false: result.CauseNotDerived}[tc.shape]; na != nil && na.Cause != want {
+			t.Errorf("a root of %d object(s): cause %q, want %q", tc.objects, na.Cause, want)
+		}
 	}
 	r := run(1)
-	if _, err := r.driftPlan(ctx); !errors.As(err, new(*NotApplicable)) || err.(*NotApplicable).Shape {
+	if _, err := r.driftPlan(ctx); !errors.As(err, new(*NotApplicable)) || err.(*NotApplicable).Shape || err.(*NotApplicable).Cause != result.CauseNotDerived {
 		t.Errorf("drift of a root of one object: %#v, want not derived, not a shape", err)
 	}
 	if _, err := r.approvalPlan(ctx); !errors.As(err, new(*NotApplicable)) || err.(*NotApplicable).Shape {
