@@ -847,6 +847,13 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		sr.Verdict = result.Limitation
 		sr.Detail = fmt.Sprintf("%s LIMITATION: stock could not finish the stage, the engine under test did its part, so the rest is not compared and it is not the engine's fail: %v", sr.Detail, err)
 		sr.Aborted = err.Error()
+	case err != nil && stage.SameOnBoth(err) && !rec.Failed():
+		// Both engines stopped at the same step with the same errors (a
+		// provider's defect, or the estate's): the engine did what stock
+		// did, so it is not the engine's fail, and never a pass.
+		sr.Verdict = result.Limitation
+		sr.Detail = fmt.Sprintf("%s LIMITATION: stock stops at the same step with the same errors, so it is not the engine's fail; the rest is not compared: %v", sr.Detail, err)
+		sr.Aborted = err.Error()
 	case err != nil:
 		sr.Verdict = result.Fail
 		sr.Detail = fmt.Sprintf("%s The stage could not finish: %v", sr.Detail, err)

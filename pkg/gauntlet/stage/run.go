@@ -318,6 +318,28 @@ type sameOnBoth struct {
 	note string
 }
 
+// SameOnBoth reports whether err, a stage's abort, is the subject and
+// the oracle failing one step with the same diagnostics, through every
+// wrap and join: the engine under test did what stock did, so the stop is
+// not the engine's fail (the runner makes it a limitation).
+func SameOnBoth(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *sameOnBoth:
+		return true
+	case interface{ Unwrap() []error }:
+		parts := e.Unwrap()
+		for _, p := range parts {
+			if !SameOnBoth(p) {
+				return false
+			}
+		}
+		return len(parts) > 0
+	}
+	return SameOnBoth(errors.Unwrap(err))
+}
+
 // Error leads with the note: a page shows a long error's first line.
 func (s *sameOnBoth) Error() string { return s.note + ":\n" + s.err.Error() }
 func (s *sameOnBoth) Unwrap() error { return s.err }
