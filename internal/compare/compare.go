@@ -507,6 +507,12 @@ func findings(st result.Stage) []Finding {
 	if len(out) == 0 && st.Verdict != result.Pass && st.Verdict != result.NotRun && st.Verdict != result.NotApplicable && st.Verdict != result.Cancelled {
 		out = append(out, Finding{Check: "(stage)", Detail: oneline.Last(st.Detail, 300)})
 	}
+	// Who stopped it: stock alone (the engine did its part) and both alike
+	// (the engine stopped where stock did) are the same verdict, a
+	// limitation, but not the same behaviour of the engine.
+	if len(st.StoppedBy) > 0 {
+		out = append(out, Finding{Check: "(stopped by)", Detail: strings.Join(st.StoppedBy, " and ")})
+	}
 	return out
 }
 

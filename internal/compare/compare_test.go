@@ -353,3 +353,26 @@ func TestTheReportsSayTheSameThings(t *testing.T) {
 		}
 	}
 }
+
+// TestStockAloneAndBothAlikeAreNotTheSame: a stage stopped by stock alone
+// on the baseline (the engine did its part) and by both sides on the build
+// (the engine stopped where stock did) is a limitation on each, with the
+// same text, but the build changed what the engine does: a new difference.
+func TestStockAloneAndBothAlikeAreNotTheSame(t *testing.T) {
+	base, build := load(t, driftRun), load(t, driftRun)
+	for r, sides := range map[*result.Run][]string{base: {"oracle"}, build: {"subject", "oracle"}} {
+		st := stageOf(r, "test_plan")
+		st.Verdict, st.Checks, st.Breaks = result.Limitation, nil, nil
+		st.Detail = "LIMITATION: Error: Missing Resource Identity After Update"
+		st.Aborted, st.StoppedBy = "apply: exit status 1", sides
+	}
+	in := input([]*result.Run{build}, []*result.Run{base})
+	got := row(t, Compare(in), "test_plan")
+	if got.Outcome != New || !strings.Contains(got.Why, "(stopped by)") {
+		t.Errorf("stopped by stock alone, then by both: %+v", got)
+	}
+	stageOf(build, "test_plan").StoppedBy = []string{"oracle"}
+	if got := row(t, Compare(in), "test_plan"); got.Outcome != Shared {
+		t.Errorf("stopped by stock alone on both: %+v", got)
+	}
+}

@@ -142,9 +142,12 @@ type Stage struct {
 	BlockedBy string `json:"blocked_by,omitempty"`
 	// Aborted is the machinery error that stopped a stage before its
 	// end: the checks it would have recorded after it did not run.
-	Aborted string  `json:"aborted,omitempty"`
-	Checks  []Check `json:"checks,omitempty"`
-	Breaks  []Break `json:"breaks,omitempty"`
+	Aborted string `json:"aborted,omitempty"`
+	// StoppedBy are the sides whose step stopped it ("subject",
+	// "oracle", or both), read from the error's tree, not its text.
+	StoppedBy []string `json:"stopped_by,omitempty"`
+	Checks    []Check  `json:"checks,omitempty"`
+	Breaks    []Break  `json:"breaks,omitempty"`
 	// Figures are counts a stage measured, e.g. "subject.engine_calls".
 	Figures map[string]int `json:"figures,omitempty"`
 	// Requests break the figures' api_requests down: by side ("subject",

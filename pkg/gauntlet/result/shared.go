@@ -93,3 +93,31 @@ func StockAlone(err error) bool {
 	}
 	return StockAlone(errors.Unwrap(err))
 }
+
+// SidesOf lists the sides of every SideError in err's tree, the subject
+// first: which side's step stopped a stage.
+func SidesOf(err error) []string {
+	seen := map[string]bool{}
+	var visit func(error)
+	visit = func(e error) {
+		switch x := e.(type) {
+		case nil:
+		case *SideError:
+			seen[x.Side] = true
+		case interface{ Unwrap() []error }:
+			for _, c := range x.Unwrap() {
+				visit(c)
+			}
+		default:
+			visit(errors.Unwrap(e))
+		}
+	}
+	visit(err)
+	var out []string
+	for _, s := range []string{"subject", "oracle"} {
+		if seen[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

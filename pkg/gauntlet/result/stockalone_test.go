@@ -3,6 +3,7 @@ package result
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -26,5 +27,24 @@ func TestStockAlone(t *testing.T) {
 	}
 	if StockAlone(errors.Join(&SideError{Side: "oracle", Err: call}, &SideError{Side: "subject", Err: call})) || StockAlone(call) || StockAlone(errors.Join(&SideError{Side: "oracle", Err: call}, call)) || StockAlone(nil) {
 		t.Error("an abort with a subject part, or of no side, is not stock's alone")
+	}
+}
+
+// TestSidesOf: the sides that stopped a stage, from the error's tree.
+func TestSidesOf(t *testing.T) {
+	call := errors.New("apply: exit status 1")
+	both := fmt.Errorf("import apply: %w", errors.Join(&SideError{Side: "oracle", Err: call}, &SideError{Side: "subject", Err: call}))
+	for name, tc := range map[string]struct {
+		err  error
+		want []string
+	}{
+		"both, wrapped and joined": {both, []string{"subject", "oracle"}},
+		"the oracle alone":         {&SideError{Side: "oracle", Err: call}, []string{"oracle"}},
+		"no side":                  {call, nil},
+		"nil":                      {nil, nil},
+	} {
+		if got := SidesOf(tc.err); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
 	}
 }
