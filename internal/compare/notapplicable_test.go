@@ -27,7 +27,7 @@ func TestNotApplicableOnBothSidesIsTheSame(t *testing.T) {
 	if len(r.New) != 0 {
 		t.Errorf("new differences %+v", r.New)
 	}
-	if c := summaryCell(got); c.Text != "not applicable" || c.Class != "notapplicable" {
+	if c := summaryCell(got); c.Text != "n/a" || c.Class != "notapplicable" {
 		t.Errorf("summary cell %+v", c)
 	}
 	var md bytes.Buffer

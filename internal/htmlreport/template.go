@@ -16,7 +16,7 @@ const pageTemplate = `<!doctype html>
 --s0:#2563eb;--s1:#98a2b3;--s2:#f79009;--s3:#12b76a;--s4:#7a5af8;--s5:#ee46bc;--s6:#0e9384;--s7:#f04438;--s8:#475467}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--ink);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif}
-main{max-width:1180px;margin:0 auto;padding:28px 24px 48px}
+main{max-width:1240px;margin:0 auto;padding:28px 24px 48px}
 h1{font-size:24px;margin:0 0 6px;letter-spacing:-.01em}
 h2{font-size:17px;margin:34px 0 10px;padding-bottom:6px;border-bottom:1px solid var(--line)}
 h3{font-size:14px;margin:0 0 8px}
@@ -31,7 +31,7 @@ a{color:#1d4ed8;text-decoration:none}a:hover{text-decoration:underline}
 table.summary{border-collapse:separate;border-spacing:3px;font-size:12px}
 table.summary th{font-weight:600;color:#334155;text-align:left;white-space:nowrap;padding:4px 6px}
 table.summary thead th{writing-mode:vertical-rl;transform:rotate(180deg);height:118px;vertical-align:bottom;font-weight:500}
-table.summary td{padding:4px 5px;border-radius:5px;text-align:center;min-width:40px;white-space:nowrap;font-size:11.5px}
+table.summary td{padding:4px 3px;border-radius:5px;text-align:center;min-width:34px;white-space:nowrap;font-size:11.5px}
 table.summary td a{color:inherit;display:block}
 caption{caption-side:top;text-align:left;color:var(--muted);padding:0 0 6px}
 .new{background:var(--new-bg);color:var(--new);font-weight:600}
