@@ -510,8 +510,8 @@ func findings(st result.Stage) []Finding {
 	// Who stopped it: stock alone (the engine did its part) and both alike
 	// (the engine stopped where stock did) are the same verdict, a
 	// limitation, but not the same behaviour of the engine.
-	if len(st.StoppedBy) > 0 {
-		out = append(out, Finding{Check: "(stopped by)", Detail: strings.Join(st.StoppedBy, " and ")})
+	if who := map[string]string{"oracle": "stock alone", "subject": "the engine alone", "subject oracle": "the engine and stock alike"}[strings.Join(st.StoppedBy, " ")]; who != "" {
+		out = append(out, Finding{Check: "who stopped the stage", Detail: who})
 	}
 	return out
 }

@@ -368,7 +368,7 @@ func TestStockAloneAndBothAlikeAreNotTheSame(t *testing.T) {
 	}
 	in := input([]*result.Run{build}, []*result.Run{base})
 	got := row(t, Compare(in), "test_plan")
-	if got.Outcome != New || !strings.Contains(got.Why, "(stopped by)") {
+	if got.Outcome != New || !strings.Contains(got.Why, "who stopped the stage") {
 		t.Errorf("stopped by stock alone, then by both: %+v", got)
 	}
 	stageOf(build, "test_plan").StoppedBy = []string{"oracle"}
