@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/errtree"
 )
 
 // Limitation is the verdict of a check that failed the same way on both
@@ -77,21 +79,10 @@ func (e *SideError) Unwrap() error { return e.Err }
 // test finished, so the stage stops short for stock's reason, not the
 // engine's.
 func StockAlone(err error) bool {
-	switch e := err.(type) {
-	case nil:
-		return false
-	case *SideError:
-		return e.Side == "oracle"
-	case interface{ Unwrap() []error }:
-		parts := e.Unwrap()
-		for _, p := range parts {
-			if !StockAlone(p) {
-				return false
-			}
-		}
-		return len(parts) > 0
-	}
-	return StockAlone(errors.Unwrap(err))
+	return errtree.Every(err, func(e error) (bool, bool) {
+		s, ok := e.(*SideError)
+		return ok && s.Side == "oracle", ok
+	})
 }
 
 // SidesOf lists the sides of every SideError in err's tree, the subject

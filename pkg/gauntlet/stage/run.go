@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/derive"
+	"github.com/gauntlet-k8s/gauntlet/internal/errtree"
 	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
 	"github.com/gauntlet-k8s/gauntlet/internal/tape"
 	"github.com/gauntlet-k8s/gauntlet/internal/wire"
@@ -323,21 +324,10 @@ type sameOnBoth struct {
 // wrap and join: the engine under test did what stock did, so the stop is
 // not the engine's fail (the runner makes it a limitation).
 func SameOnBoth(err error) bool {
-	switch e := err.(type) {
-	case nil:
-		return false
-	case *sameOnBoth:
-		return true
-	case interface{ Unwrap() []error }:
-		parts := e.Unwrap()
-		for _, p := range parts {
-			if !SameOnBoth(p) {
-				return false
-			}
-		}
-		return len(parts) > 0
-	}
-	return SameOnBoth(errors.Unwrap(err))
+	return errtree.Every(err, func(e error) (bool, bool) {
+		_, ok := e.(*sameOnBoth)
+		return ok, ok
+	})
 }
 
 // Error leads with the note: a page shows a long error's first line.
