@@ -834,30 +834,29 @@ func runOne(ctx context.Context, st stage.Stage, r *stage.Run, sr result.Stage, 
 		o.logger.Infof("stage %-20s %s: %s", st.Info().ID, strings.ReplaceAll(string(v), "_", " "), reason)
 		return sr
 	}
+	if err != nil {
+		sr.Aborted, sr.StoppedBy = err.Error(), result.SidesOf(err)
+	}
 	switch {
 	case err != nil && errors.Is(err, tape.ErrDiverged):
 		// The recording had no answer for stock: gauntlet could not do its
 		// part, which is neither stock's limitation nor the engine's fail.
 		sr.Verdict, sr.Cause = result.NotRun, result.CauseStopped
 		sr.Reason = "the oracle's replay diverged from its recording, so stock's side could not be answered; run it with a live oracle"
-		sr.Aborted, sr.StoppedBy = err.Error(), result.SidesOf(err)
 	case err != nil && result.StockAlone(err) && !rec.Failed():
 		// Stock failed a step the engine under test finished: the stage
 		// stops short for stock's reason, never the engine's fail.
 		sr.Verdict = result.Limitation
 		sr.Detail = fmt.Sprintf("%s LIMITATION: stock could not finish the stage, the engine under test did its part, so the rest is not compared and it is not the engine's fail: %v", sr.Detail, err)
-		sr.Aborted, sr.StoppedBy = err.Error(), result.SidesOf(err)
 	case err != nil && stage.SameOnBoth(err) && !rec.Failed():
 		// Both engines stopped at the same step with the same errors (a
 		// provider's defect, or the estate's): the engine did what stock
 		// did, so it is not the engine's fail, and never a pass.
 		sr.Verdict = result.Limitation
 		sr.Detail = fmt.Sprintf("%s LIMITATION: stock stops at the same step with the same errors, so it is not the engine's fail; the rest is not compared: %v", sr.Detail, err)
-		sr.Aborted, sr.StoppedBy = err.Error(), result.SidesOf(err)
 	case err != nil:
 		sr.Verdict = result.Fail
 		sr.Detail = fmt.Sprintf("%s The stage could not finish: %v", sr.Detail, err)
-		sr.Aborted, sr.StoppedBy = err.Error(), result.SidesOf(err)
 	case rec.Failed():
 		sr.Verdict = result.Fail
 	case rec.Limited():
