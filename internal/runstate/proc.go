@@ -75,18 +75,27 @@ func (p procFS) stat(pid int) (stat, error) {
 }
 
 // ticks is the time since boot in clock ticks, the unit of a process's
-// start time (USER_HZ, 100 on Linux).
+// start time (USER_HZ, 100 on Linux). /proc/uptime holds it to the
+// hundredth ("123.45"); it is read as two integers, because through a
+// float 123.45*100 can come out as 12344 - a tick before a child that
+// started in that same hundredth.
 func (p procFS) ticks() (uint64, error) {
 	b, err := os.ReadFile(filepath.Join(string(p), "uptime"))
 	if err != nil {
 		return 0, err
 	}
-	up, _, _ := strings.Cut(string(b), " ")
-	secs, err := strconv.ParseFloat(up, 64)
+	up, _, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	whole, frac, _ := strings.Cut(up, ".")
+	secs, err := strconv.ParseUint(whole, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("uptime %q: %w", b, err)
 	}
-	return uint64(secs * 100), nil
+	frac = (frac + "00")[:2]
+	hundredths, err := strconv.ParseUint(frac, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("uptime %q: %w", b, err)
+	}
+	return secs*100 + hundredths, nil
 }
 
 // all lists every process. Processes that end while it reads are left

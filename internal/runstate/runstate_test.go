@@ -37,6 +37,32 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
+// Uptime is read to the exact hundredth: through a float, about one
+// value in twenty came out a tick early, and a child started in that
+// hundredth looked younger than it was (CI saw the reaper pass it over).
+func TestTicksAreExact(t *testing.T) {
+	dir := t.TempDir()
+	for up, want := range map[string]uint64{
+		"12345.67 4.00\n": 1234567,
+		"5.1 1.00\n":      510,
+		"7 0\n":           700,
+		"137583.77 3.1\n": 13758377, // a float gives 13758376
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "uptime"), []byte(up), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := procFS(dir).ticks(); err != nil || got != want {
+			t.Errorf("ticks of %q = %d, %v; want %d", up, got, err, want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "uptime"), []byte("x.1 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := procFS(dir).ticks(); err == nil {
+		t.Error("a malformed uptime parsed")
+	}
+}
+
 func TestDoomed(t *testing.T) {
 	all := []stat{
 		{pid: 1, ppid: 0, pgid: 1, start: 1, state: 'S'},
