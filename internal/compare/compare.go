@@ -510,10 +510,24 @@ func findings(st result.Stage) []Finding {
 	// Who stopped it: stock alone (the engine did its part) and both alike
 	// (the engine stopped where stock did) are the same verdict, a
 	// limitation, but not the same behaviour of the engine.
-	if who := map[string]string{"oracle": "stock alone", "subject": "the engine alone", "subject oracle": "the engine and stock alike"}[strings.Join(st.StoppedBy, " ")]; who != "" {
+	if who := stoppedBy(st.StoppedBy); who != "" {
 		out = append(out, Finding{Check: "who stopped the stage", Detail: who})
 	}
 	return out
+}
+
+// stoppedBy says in words which sides stopped a stage (result.SidesOf
+// lists them, the subject first); "" when none did.
+func stoppedBy(sides []string) string {
+	switch strings.Join(sides, " ") {
+	case "oracle":
+		return "stock alone"
+	case "subject":
+		return "the engine alone"
+	case "subject oracle":
+		return "the engine and stock alike"
+	}
+	return ""
 }
 
 // steady reports whether every repetition of a side has the same
