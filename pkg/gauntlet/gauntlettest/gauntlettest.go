@@ -27,6 +27,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/internal/corpus"
 	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
+	"github.com/gauntlet-k8s/gauntlet/internal/expect"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
@@ -96,115 +97,34 @@ func Load(t testing.TB, dir string) *estate.Spec {
 // Logger sends a run's progress lines to the test log.
 func Logger(t testing.TB) log.Logger { return log.New(testWriter{t}) }
 
-// assertRun checks every stage and returns the BREAKs that proved, by
-// stage/BREAK name.
+// assertRun checks every stage against what the estate expects
+// (expect.Judge, the conformance gate's judge too) and returns the BREAKs
+// that proved, by stage/BREAK name.
 func assertRun(t *testing.T, spec *estate.Spec, res *result.Run) map[string]bool {
 	t.Helper()
 	proved := map[string]bool{}
-	// Stages the estate expects not to pass: its findings, and (in run
-	// order) every stage that did not run because one of those did not.
-	blocked := map[string]bool{}
-	for id := range spec.Findings {
-		blocked[id] = true
-	}
-	for _, s := range res.Stages {
-		if s.Verdict == result.NotRun {
-			if s.Cause == result.CauseBlocked && blocked[s.BlockedBy] {
-				blocked[s.ID] = true
-			}
-		}
-	}
-	for _, s := range res.Stages {
+	judged := expect.Judge(spec, res)
+	for i, s := range res.Stages {
 		for _, b := range s.Breaks {
 			if b.Outcome == result.Proved {
 				proved[breakKey(s, b)] = true
 			}
 		}
-		t.Run(s.ID, func(t *testing.T) { assertStage(t, spec, s, blocked) })
+		j := judged[i]
+		t.Run(s.ID, func(t *testing.T) {
+			for _, f := range j.Fails {
+				t.Error(f)
+			}
+			if j.OK() && j.Skip != "" {
+				t.Skip(j.Skip)
+			}
+		})
 	}
 	if res.Cancelled != nil {
 		t.Errorf("the run was cancelled in %s (%s)", res.Cancelled.Stage, res.Cancelled.Signal)
 	}
 	return proved
 }
-
-func assertStage(t *testing.T, spec *estate.Spec, s result.Stage, blocked map[string]bool) {
-	if finding, ok := spec.Findings[s.ID]; ok {
-		if s.Verdict == result.Fail || s.Verdict == result.Limitation {
-			t.Logf("%s as the estate's finding says (%s): %s", s.Verdict, finding, s.Detail)
-			return
-		}
-		t.Fatalf("the estate lists a finding for %s (%s), but the stage is %s: remove the finding if the engine no longer misbehaves", s.ID, finding, s.Verdict)
-	}
-	if skip, fail := notDerived(spec, s); skip != "" {
-		t.Skip(skip)
-	} else if fail != "" {
-		t.Fatal(fail)
-	}
-	switch s.Verdict {
-	case result.NotRun:
-		// Not run for a declared reason (the estate skips it, the engine
-		// lacks what it needs): a skip, never a pass. Anything else is a
-		// stage that should have run.
-		if declared(s) || blocked[s.ID] {
-			t.Skipf("not run: %s", s.Reason)
-		}
-		t.Fatalf("not run: %s", s.Reason)
-	case result.NotApplicable:
-		// The estate's shape cannot carry it (a root of one object has no
-		// neighbour to keep through a removal): a skip with its reason,
-		// never a pass and never a fail.
-		t.Skipf("not applicable to this estate: %s", s.Reason)
-	case result.Pass:
-	case result.Limitation:
-		// Not the engine's fail, but a test cannot tell a provider's
-		// behaviour from a gauntlet defect that fails both sides alike: a
-		// person says which, in estate.yaml.
-		t.Fatalf("stock fails it the same way (a limitation): if it is the estate's or the provider's, say so in estate.yaml findings: %s; else it is gauntlet's own defect. %s", s.ID, s.Detail)
-	default:
-		t.Fatalf("%s: %s %s", s.Verdict, s.Reason, s.Detail)
-	}
-	if why := result.Contradictions(s); len(why) > 0 {
-		t.Errorf("passed, but cannot be backed: %s", strings.Join(why, "; "))
-	}
-	for _, c := range s.Checks {
-		if c.Verdict == result.Pass && len(c.ProvedBy) == 0 && c.NoBreak == "" {
-			t.Errorf("check %q passed with no BREAK proving it", c.Name)
-		}
-	}
-	for _, b := range s.Breaks {
-		if b.Side != "oracle" && !b.Failed {
-			t.Errorf("BREAK %s %s: %s", b.Name, b.Outcome, b.Detail)
-		}
-	}
-}
-
-// notDerived judges a stage against the estate's not_derived list: a
-// skip when it did not run for want of a derived plan and the estate says
-// so, a fail when it did not and the estate does not say so (the
-// derivation regressed, or the gap is new: list it), or when the estate
-// says so and the stage ran (the entry is stale). Both empty: the stage
-// is judged as any other.
-func notDerived(spec *estate.Spec, s result.Stage) (skip, fail string) {
-	gap, listed := spec.NotDerived[s.ID]
-	notDerived := s.Verdict == result.NotRun && s.Cause == result.CauseNotDerived
-	switch {
-	case notDerived && listed:
-		return fmt.Sprintf("not run, as estate.yaml's not_derived says (%s): %s", gap, s.Reason), ""
-	case notDerived:
-		return "", fmt.Sprintf("not run: %s. Gauntlet derived no plan for %s: if that is this root's shape today, say so under not_derived in estate.yaml (or write the stage's section)", s.Reason, s.ID)
-	case listed && s.Verdict != result.NotRun:
-		return "", fmt.Sprintf("estate.yaml lists %s under not_derived (%s), but the stage is %s: remove the entry", s.ID, gap, s.Verdict)
-	}
-	return "", ""
-}
-
-// declared reports whether a stage that did not run was meant not to:
-// the estate skips it or declares no section for it, the engine lacks a
-// capability it needs, or the caller left it out (gauntlet.WithStages).
-// (Stages behind a listed finding are the caller's "blocked".) A stage
-// that did not run because another failed unexpectedly is not declared.
-func declared(s result.Stage) bool { return s.Cause.Declared() }
 
 // breakKey names one BREAK of a run on one side: stage/BREAK@side.
 func breakKey(s result.Stage, b result.Break) string { return s.ID + "/" + b.Name + "@" + sideOf(b) }
