@@ -60,7 +60,16 @@ func sorted(s []string) []string {
 
 // Registry is every requirement gauntlet knows.
 type Registry struct {
+	// EveryEstate is where every estate of estates/ must hold, whatever
+	// requirements it exercises: one recorded run per substrate, at the
+	// tree's inputs, that is what its estate.yaml expects (expect.Judge).
+	EveryEstate  EveryEstate   `json:"every_estate"`
 	Requirements []Requirement `json:"requirements"`
+}
+
+// EveryEstate is the registry's cell for each estate.
+type EveryEstate struct {
+	Substrates []string `json:"substrates"`
 }
 
 var idRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$`)
@@ -79,6 +88,11 @@ func ParseRegistry(name string, raw []byte) (*Registry, error) {
 	var r Registry
 	if err := yaml.UnmarshalStrict(raw, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, s := range r.EveryEstate.Substrates {
+		if !slices.Contains(Substrates, s) {
+			return nil, fmt.Errorf("%s: every_estate: substrate %q is not one of %v", name, s, Substrates)
+		}
 	}
 	seen := map[string]bool{}
 	for _, q := range r.Requirements {

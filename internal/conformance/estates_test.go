@@ -24,7 +24,7 @@ func TestRunAtMissingCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &result.Run{Estate: result.Estate{Name: "e1"}, Subject: pinnedTofu(),
+	res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Subject: pinnedTofu(),
 		Oracle: result.Engine{Name: "terraform", Version: "1.11.4", SHA256: tfSHA, Pinned: "1.11.4"}, Substrate: "local substrate",
 		Commit: strings.Repeat("ab", 20), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), Stages: []result.Stage{crashPass()}}
 	id := RunID(res, "local")
@@ -32,6 +32,8 @@ func TestRunAtMissingCommit(t *testing.T) {
 	ib, _ := in.Encode()
 	r.write(filepath.Join("conformance/runs", id, RunJSON), string(rb))
 	r.write(filepath.Join("conformance/runs", id, InputsJSON), string(ib))
+	r.write(filepath.Join("conformance/runs", id, EvidenceMD), "# Evidence\n")
+	r.write(filepath.Join("conformance/runs", id, JUnitXML), "<testsuites/>\n")
 	if _, err := Append(r.ledger(), r.runs(), id); err != nil {
 		t.Fatal(err)
 	}
@@ -82,9 +84,23 @@ func TestDeclinedEstate(t *testing.T) {
 	r.commit("e2 skips the crash stage")
 	w := r.world()
 	w.Estates = []string{"e1", "e2", "e3"}
+	// The estate's judge: e2's not-run is what it expects only once its
+	// estate.yaml declines the stage.
+	declined := false
+	w.Judge = func(estate, run string) ([]string, error) {
+		if estate == "e2" && !declined {
+			return []string{"day2_crash: not run: the estate skips it: one object only"}, nil
+		}
+		return nil, nil
+	}
 	rep := r.deriveWith(w)
-	// Without the declaration e2's not-run keeps the requirement waiting.
-	wantProof(t, rep, reqCrash, NotRun, "e2 on local")
+	// Without the declaration e2's not-run is its own cell's failure, and
+	// the gate blocks on it; a stage that did not run exercises nothing.
+	wantProof(t, rep, reqCrash, Proven, "")
+	if g, _ := rep.Gate(nil); g.Code != ExitFailed || !strings.Contains(strings.Join(g.Blocking, "\n"), "estate e2 on local failed") {
+		t.Errorf("e2 not declining its not-run stage: gate %+v, want it blocked on e2's cell", g)
+	}
+	declined = true
 	w.Declines = func(estate, stage string) string {
 		if estate == "e2" && stage == "day2_crash" {
 			return "the estate skips it: one object only"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -147,6 +148,91 @@ func (g Git) commitExists(ctx context.Context) CommitExists {
 		seen[commit] = false
 		return false, nil
 	}
+}
+
+// ancestry answers, once per commit, when it was made (committer date) and
+// whether HEAD descends from it.
+func (g Git) ancestry(ctx context.Context) func(commit string) (time.Time, bool, error) {
+	type answer struct {
+		at       time.Time
+		ancestor bool
+	}
+	seen := map[string]answer{}
+	return func(commit string) (time.Time, bool, error) {
+		if a, ok := seen[commit]; ok {
+			return a.at, a.ancestor, nil
+		}
+		out, err := g.run(ctx, "show", "-s", "--format=%ct", commit+"^{commit}")
+		if err != nil {
+			return time.Time{}, false, err
+		}
+		secs, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("commit %s's date %q: %w", shortHash(commit), strings.TrimSpace(out), err)
+		}
+		a := answer{at: time.Unix(secs, 0)}
+		_, err = g.run(ctx, "merge-base", "--is-ancestor", commit, "HEAD")
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			a.ancestor = true
+		case errors.As(err, &ee) && ee.ExitCode() == 1:
+		default:
+			return time.Time{}, false, err
+		}
+		seen[commit] = a
+		return a.at, a.ancestor, nil
+	}
+}
+
+// LedgerGrew checks the ledger's whole history: every commit reachable from
+// HEAD that changed it only appended to each parent's ledger (the history
+// git simplifies to the commits that touched it), so a rewrite cannot hide
+// behind a later commit. It returns a problem per commit that did not.
+func (g Git) LedgerGrew(ctx context.Context, path string) ([]string, error) {
+	out, err := g.run(ctx, "rev-list", "--parents", "HEAD", "--", path)
+	if err != nil {
+		return nil, err
+	}
+	shown := map[string][]byte{}
+	show := func(rev string) ([]byte, bool, error) {
+		if b, ok := shown[rev]; ok {
+			return b, b != nil, nil
+		}
+		b, ok, err := g.Show(ctx, rev, path)
+		if err != nil {
+			return nil, false, err
+		}
+		shown[rev] = b
+		return b, ok, nil
+	}
+	var problems []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		revs := strings.Fields(line)
+		if len(revs) < 2 {
+			continue // the ledger's first commit, or no history
+		}
+		now, ok, err := show(revs[0])
+		if err != nil {
+			return nil, err
+		}
+		for _, parent := range revs[1:] {
+			then, had, err := show(parent)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case !had:
+			case !ok:
+				problems = append(problems, fmt.Sprintf("commit %s deleted the ledger that %s had", shortHash(revs[0]), shortHash(parent)))
+			default:
+				if err := AppendOnly(then, now); err != nil {
+					problems = append(problems, fmt.Sprintf("commit %s against %s: %v", shortHash(revs[0]), shortHash(parent), err))
+				}
+			}
+		}
+	}
+	return problems, nil
 }
 
 // registryAt reads the requirement IDs of the registry as committed at a

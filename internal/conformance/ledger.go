@@ -105,11 +105,16 @@ var knownStageVerdicts = append(slices.Clone(knownVerdicts), result.NotApplicabl
 const (
 	RunJSON    = "run.json"
 	InputsJSON = "inputs.json"
+	// EvidenceMD and JUnitXML are the run's pages: a folder without them
+	// is not what `run --record` keeps.
+	EvidenceMD = "evidence.md"
+	JUnitXML   = "junit.xml"
 )
 
 // BuildRows derives a run folder's ledger rows (Prev unset): one per
 // stage the run selected. It refuses what must never be recorded: a
-// cancelled run, a run from uncommitted changes, an unknown verdict.
+// cancelled, sabotaged or replayed run, a run from uncommitted changes, an
+// unknown verdict.
 func BuildRows(id string, runJSON, inputsJSON []byte) ([]Row, error) {
 	var run result.Run
 	if err := json.Unmarshal(runJSON, &run); err != nil {
@@ -122,12 +127,23 @@ func BuildRows(id string, runJSON, inputsJSON []byte) ([]Row, error) {
 	switch {
 	case run.Cancelled != nil:
 		return nil, fmt.Errorf("the run was cancelled (%s): a cancelled run is never recorded", run.Cancelled.Signal)
+	case run.Sabotaged:
+		return nil, errors.New("the run is sabotaged (its BREAKs skipped their corruptions): it proves nothing and is never recorded")
+	case run.OracleReplay != "":
+		return nil, fmt.Errorf("the oracle's side was replayed from %s, not run: a replayed run is never recorded", run.OracleReplay)
 	case run.Commit == "" || strings.HasSuffix(run.Commit, "-dirty"):
 		return nil, fmt.Errorf("the run came from uncommitted changes (commit %q)", run.Commit)
 	case in.Estate != run.Estate.Name:
 		return nil, fmt.Errorf("inputs.json is for estate %s, run.json for %s", in.Estate, run.Estate.Name)
+	case in.Corpus != run.Estate.SourceSHA256:
+		return nil, fmt.Errorf("inputs.json's corpus file is sha256 %s, run.json's estate block says %s: the folder is another estate's run", in.Corpus, run.Estate.SourceSHA256)
 	case RunID(&run, in.Substrate) != id:
 		return nil, fmt.Errorf("the folder is named %s, its run is %s", id, RunID(&run, in.Substrate))
+	}
+	for f := range in.EstateFiles {
+		if !strings.HasPrefix(f, "estates/"+run.Estate.Name+"/") {
+			return nil, fmt.Errorf("inputs.json hashes %s, outside estates/%s/: the folder is another estate's run", f, run.Estate.Name)
+		}
 	}
 	runSHA, inSHA := hashBytes(runJSON), hashBytes(inputsJSON)
 	var rows []Row
@@ -256,6 +272,17 @@ func readRunFolder(runsDir, id string) (runJSON, inputsJSON []byte, err error) {
 		return nil, nil, fmt.Errorf("run id %q is not a folder name", id)
 	}
 	dir := filepath.Join(runsDir, id)
+	// A run folder and what it keeps are files of their own: a link could
+	// make one run's evidence speak for another folder.
+	for _, p := range []string{dir, filepath.Join(dir, RunJSON), filepath.Join(dir, InputsJSON), filepath.Join(dir, EvidenceMD), filepath.Join(dir, JUnitXML)} {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			return nil, nil, fmt.Errorf("run folder %s: %w", dir, err)
+		case fi.Mode()&os.ModeSymlink != 0:
+			return nil, nil, fmt.Errorf("run folder %s: %s is a symbolic link", dir, filepath.Base(p))
+		}
+	}
 	if runJSON, err = os.ReadFile(filepath.Join(dir, RunJSON)); err != nil {
 		return nil, nil, fmt.Errorf("run folder %s: %w", dir, err)
 	}
@@ -358,13 +385,16 @@ func VerifyIn(ctx context.Context, g Git, ledger, runsDir string) (*Ledger, erro
 	if err != nil {
 		return nil, err
 	}
-	return verifyLines(lines, runsDir, &inRepo{exists: g.commitExists(ctx), registry: g.registryAt(ctx)}), nil
+	return verifyLines(lines, runsDir, &inRepo{exists: g.commitExists(ctx), ancestry: g.ancestry(ctx), registry: g.registryAt(ctx)}), nil
 }
 
 // inRepo is what VerifyIn asks of the repository a ledger is about; nil
 // (Verify) asks nothing.
 type inRepo struct {
 	exists CommitExists
+	// ancestry says when a commit was made and whether HEAD descends from
+	// it.
+	ancestry func(commit string) (committed time.Time, ancestor bool, err error)
 	// registry returns the requirement IDs of the registry as committed
 	// at a commit.
 	registry func(commit string) (map[string]bool, error)
@@ -376,11 +406,14 @@ type claim struct {
 	ids   []string
 }
 
-// checkRun says why a run recorded at commit is not believed, or nil: its
-// commit must exist, and when the run kept no registry (kept false) every
-// requirement its stages claim must be in the registry at that commit. A
-// run that kept one is checked against it by BuildRows.
-func (r *inRepo) checkRun(commit string, claims []claim, kept bool) error {
+// checkRun says why a run started at started and recorded at commit is not
+// believed, or nil: its commit must exist and be an ancestor of HEAD (a
+// commit on another branch, or one rewritten away, is not this history),
+// the run cannot have started before its commit was made, and every
+// requirement its stages claim must be in the registry as committed at
+// that commit - also when the run kept a registry of its own in
+// inputs.json, which the folder could have been edited to widen.
+func (r *inRepo) checkRun(commit string, started time.Time, claims []claim) error {
 	if r == nil {
 		return nil
 	}
@@ -390,12 +423,22 @@ func (r *inRepo) checkRun(commit string, claims []claim, kept bool) error {
 		return fmt.Errorf("its run names commit %s, which cannot be checked: %w", commit, err)
 	case !ok:
 		return fmt.Errorf("its run names commit %s, which does not exist in this repository: a run folder is recorded at a commit of this history, never copied or made up", commit)
-	case kept:
-		return nil
+	}
+	if r.ancestry != nil {
+		committed, ancestor, err := r.ancestry(commit)
+		switch {
+		case err != nil:
+			return fmt.Errorf("its run names commit %s, whose ancestry cannot be checked: %w", shortHash(commit), err)
+		case !ancestor:
+			return fmt.Errorf("its run names commit %s, which is not an ancestor of HEAD: a run is recorded at a commit of this branch's history", shortHash(commit))
+		case started.Before(committed.Add(-clockSkew)):
+			return fmt.Errorf("its run started %s, before its commit %s was made (%s): a run is recorded from its commit, never dated back",
+				started.UTC().Format(time.RFC3339), shortHash(commit), committed.UTC().Format(time.RFC3339))
+		}
 	}
 	known, err := r.registry(commit)
 	if err != nil {
-		return fmt.Errorf("its run kept no registry, and the one at its commit cannot be read: %w", err)
+		return fmt.Errorf("the registry at its commit cannot be read: %w", err)
 	}
 	for _, c := range claims {
 		for _, id := range c.ids {
@@ -406,6 +449,10 @@ func (r *inRepo) checkRun(commit string, claims []claim, kept bool) error {
 	}
 	return nil
 }
+
+// clockSkew is how far a run's start may precede its commit's date: the
+// two clocks are one machine's, but a commit's date is in whole seconds.
+const clockSkew = 2 * time.Second
 
 func verifyLines(lines [][]byte, runsDir string, repo *inRepo) *Ledger {
 	l := &Ledger{Inputs: map[string]*Inputs{}}
@@ -483,7 +530,7 @@ func verifyLines(lines [][]byte, runsDir string, repo *inRepo) *Ledger {
 				for _, r := range b.rows {
 					claims = append(claims, claim{r.Stage, r.Requirements})
 				}
-				if b.err = repo.checkRun(b.rows[0].Commit, claims, in.Requirements != nil); b.err != nil {
+				if b.err = repo.checkRun(b.rows[0].Commit, b.rows[0].Time, claims); b.err != nil {
 					b.rows = nil
 				} else {
 					l.Inputs[row.Run] = in

@@ -95,7 +95,7 @@ func verifyV1(line []byte, runsDir string, cache map[string][]RowV1, repo *inRep
 		for _, r := range rows {
 			claims = append(claims, claim{r.Stage, r.Requirements})
 		}
-		if err := repo.checkRun(run.Commit, claims, false); err != nil {
+		if err := repo.checkRun(run.Commit, run.StartedAt, claims); err != nil {
 			return row, err
 		}
 		cache[row.Run] = rows

@@ -72,10 +72,35 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(r.Columns) > 0 {
 		fmt.Fprintln(w, "\n(* a cell a gate requires: the pinned pair, where the estate exercises the requirement)")
 	}
+	if len(r.Estates) > 0 {
+		fmt.Fprintf(w, "\nEstate cells (the pinned pair; * required: every estate on %s, and any cell whose latest run failed)\n",
+			strings.Join(r.EveryEstateSubstrates(), ", "))
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  estate\tsubstrate\tproof\tproves\twhy")
+		for _, e := range r.Estates {
+			for i, l := range wrap(e.Why, whyWidth) {
+				if i == 0 {
+					fmt.Fprintf(tw, "  %s\t%s\t%s%s\t%d\t%s\n", e.Estate, e.Substrate, e.Proof, star(e.Required), len(e.Proves), l)
+				} else {
+					fmt.Fprintf(tw, "  \t\t\t\t%s\n", l)
+				}
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "LEDGER PROBLEM %s\n", p)
 	}
 	return nil
+}
+
+func star(required bool) string {
+	if required {
+		return "*"
+	}
+	return ""
 }
 
 func pinnedNote(p PairGroup) string {
@@ -242,6 +267,12 @@ func WriteMarkdown(w io.Writer, r *Report, g Gate) error {
 			why += " (documented gap: " + s.Gap + ")"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |\n", s.ID, s.Proof, mdEscape(why))
+	}
+	if len(r.Estates) > 0 {
+		b.WriteString("\n## Estate cells\n\nEach estate's latest run with the pinned pair per substrate, judged against its estate.yaml; `*` marks a cell a gate requires.\n\n| estate | substrate | proof | proves | why |\n|---|---|---|---|---|\n")
+		for _, e := range r.Estates {
+			fmt.Fprintf(b, "| %s | %s | %s%s | %s | %s |\n", e.Estate, e.Substrate, e.Proof, star(e.Required), strings.Join(e.Proves, ", "), mdEscape(e.Why))
+		}
 	}
 	if groups := r.Groups(); len(groups) > 0 {
 		b.WriteString("\n## By estate\n\nOne table per estate and engine pair, a column per substrate; `*` marks a cell a gate requires (the pinned pair, where the estate exercises the requirement).\n")

@@ -96,6 +96,40 @@ func StaleCells(w World, l *Ledger) ([]Need, error) {
 				Why: fmt.Sprintf("stale for %s: %s", strings.Join(stale, ", "), staleWhy)})
 		}
 	}
+	// Then every other cell the gates require that a run would renew: a
+	// requirement's cell required because a run claimed it (not only
+	// because the registry lists it), and every estate cell - so what
+	// `status --require-all` waits for is exactly what this re-proves.
+	rep, err := Derive(w, l)
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, n := range needs {
+		listed[n.Name()] = true
+	}
+	add := func(n Need) {
+		if !listed[n.Name()] {
+			listed[n.Name()] = true
+			needs = append(needs, n)
+		}
+	}
+	for _, st := range rep.Requirements {
+		for _, cp := range st.Cells {
+			if cp.Required && cp.Proof == Stale {
+				add(Need{Estate: cp.Cell.Estate, Substrate: cp.Cell.Substrate, Why: "stale for " + st.ID + ": " + cp.Why})
+			}
+		}
+	}
+	for _, e := range rep.Estates {
+		switch {
+		case !e.Required:
+		case e.Run == "":
+			add(Need{Estate: e.Estate, Substrate: e.Substrate, Missing: true, Why: "the estate's own cell: " + e.Why})
+		case e.Proof == Stale:
+			add(Need{Estate: e.Estate, Substrate: e.Substrate, Why: "the estate's own cell: " + e.Why})
+		}
+	}
 	sort.Slice(needs, func(i, j int) bool { return needs[i].Name() < needs[j].Name() })
 	return needs, nil
 }

@@ -93,7 +93,7 @@ func (r *repo) git(args ...string) string {
 	r.t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null", testCommitDate)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		r.t.Fatalf("git %v: %v %s", args, err, out)
@@ -162,7 +162,7 @@ func (r *repo) record(rn run) (string, error) {
 		in.Requirements = nil
 	}
 	res := &result.Run{
-		Estate: result.Estate{Name: rn.estate}, Subject: rn.engine,
+		Estate: result.Estate{Name: rn.estate, SourceSHA256: in.Corpus}, Subject: rn.engine,
 		Oracle:    result.Engine{Name: "terraform", Version: "1.11.4", SHA256: tfSHA, Pinned: "1.11.4"},
 		Substrate: rn.substrate + " substrate", Commit: r.git("rev-parse", "HEAD"),
 		StartedAt: time.Date(2026, 11, 30, 10, r.n, 0, 0, time.UTC), Stages: rn.stages,
@@ -179,6 +179,8 @@ func (r *repo) record(rn run) (string, error) {
 	ib, _ := in.Encode()
 	r.write(filepath.Join("conformance", "runs", id, RunJSON), string(rb))
 	r.write(filepath.Join("conformance", "runs", id, InputsJSON), string(ib))
+	r.write(filepath.Join("conformance/runs", id, EvidenceMD), "# Evidence\n")
+	r.write(filepath.Join("conformance/runs", id, JUnitXML), "<testsuites/>\n")
 	if _, err := Append(r.ledger(), r.runs(), id); err != nil {
 		os.RemoveAll(dir)
 		return id, err
@@ -552,3 +554,7 @@ func needTools(t *testing.T) {
 		t.Skipf("needs a Go build cache for `go list -deps` (GOCACHE %q, %v)", c, err)
 	}
 }
+
+// testCommitDate dates the scratch repositories' commits before the
+// synthetic runs (2026-11-30), as a real run always follows its commit.
+const testCommitDate = "GIT_COMMITTER_DATE=2026-11-29T00:00:00Z"

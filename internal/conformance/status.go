@@ -136,6 +136,11 @@ type World struct {
 	// Declines says why an estate's estate.yaml declares that a stage
 	// does not apply to it, or "" (nil: no estate declines anything).
 	Declines func(estate, stage string) string
+	// Judge lists what in a recorded run of an estate is not what its
+	// estate.yaml expects now (expect.Judge on the run folder's run.json),
+	// one line each; none when it is. nil: a run is judged by its rows
+	// alone (every stage passed, was not run or not applicable).
+	Judge func(estate, run string) ([]string, error)
 }
 
 // declined says why estate declines every stage verifying a requirement,
@@ -158,6 +163,10 @@ func (w World) declined(estate string, stages []string) string {
 // Report is the derived state of every requirement.
 type Report struct {
 	Requirements []Status `json:"requirements"`
+	// Estates are the estate cells: every estate on every substrate of the
+	// registry's every_estate, and each other cell of the pinned pair whose
+	// latest run is not what its estate expects.
+	Estates []EstateCell `json:"estates"`
 	// Columns are the cells of the matrix, required ones first.
 	Columns  []Cell    `json:"columns"`
 	Problems []Problem `json:"ledger_problems"`
@@ -217,8 +226,12 @@ func Derive(w World, l *Ledger) (*Report, error) {
 		if slices.Contains(q.Estates, c.Estate) {
 			return true
 		}
+		// A stage that did not run there (not derived, not applicable,
+		// skipped, behind a listed finding) or that stock fails alike
+		// exercises nothing: the estate's cell judges whether that is what
+		// the estate expects.
 		claimed := slices.ContainsFunc(rows, func(r Row) bool {
-			return slices.Contains(stages, r.Stage) && slices.Contains(r.Requirements, q.ID)
+			return slices.Contains(stages, r.Stage) && slices.Contains(r.Requirements, q.ID) && ran(r.Verdict)
 		})
 		return claimed && w.declined(c.Estate, stages) == ""
 	}
@@ -290,6 +303,7 @@ func Derive(w World, l *Ledger) (*Report, error) {
 		st.Estates = estatesOf(w, q, st)
 		rep.Requirements = append(rep.Requirements, st)
 	}
+	rep.Estates = estateCells(w, l, cells, byCell, current, rep.Requirements)
 	for c := range columns {
 		rep.Columns = append(rep.Columns, c)
 	}
@@ -510,8 +524,9 @@ type Gate struct {
 
 // Gate judges the requirements ids (all of them when ids is empty): exit
 // 0 when every one is proven (or a documented gap), 1 when any failed, is
-// stale or unbacked, or the ledger has a problem, else 3 when only
-// not-run, partial or unprovable ones remain.
+// stale or unbacked, a required estate cell is not proven, or the ledger
+// has a problem, else 4 when only not-run, partial or unprovable ones
+// remain.
 func (r *Report) Gate(ids []string) (Gate, error) {
 	var g Gate
 	byID := map[string]Status{}
@@ -541,6 +556,11 @@ func (r *Report) Gate(ids []string) (Gate, error) {
 	}
 	for _, p := range r.Problems {
 		g.Blocking = append(g.Blocking, "ledger "+p.String())
+	}
+	for _, e := range r.Estates {
+		if e.Required && e.Proof != Proven {
+			g.Blocking = append(g.Blocking, fmt.Sprintf("estate %s on %s %s: %s", e.Estate, e.Substrate, e.Proof, e.Why))
+		}
 	}
 	switch {
 	case len(g.Blocking) > 0:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
+	"github.com/gauntlet-k8s/gauntlet/internal/expect"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
@@ -262,6 +264,12 @@ func proofWorld(tree *conformance.Tree, reg *conformance.Registry, cov conforman
 	}
 	caps := engine.StockCapabilities(w.Engine.Name, w.Engine.Version)
 	w.SubjectHas = func(c string) bool { return caps[engine.Capability(c)] }
+	var err error
+	if w.Estates, err = estate.List("estates"); err != nil {
+		return w, err
+	}
+	w.Declines = declines("estates")
+	w.Judge = judgeRun("estates", runsDir)
 	return w, nil
 }
 
@@ -272,6 +280,11 @@ func runStatus(ctx context.Context, f statusFlags) error {
 	}
 	cov := conformance.ComputeCoverage(reg, stageClaims())
 	var ids []string
+	if f.reqsGiven && f.all {
+		// Both would judge only the listed ones: every requirement is what
+		// --require-all promises, so the pair is refused, not narrowed.
+		return cli.Usagef("status", "--require-all and --requirements together: --require-all judges every requirement; drop --requirements, or drop --require-all to gate only %s", f.reqs)
+	}
 	if f.reqsGiven {
 		// An empty list is a mistake (an unset variable in a script), never
 		// "every requirement": that gate is --require-all.
@@ -297,10 +310,6 @@ func runStatus(ctx context.Context, f statusFlags) error {
 	if err != nil {
 		return err
 	}
-	if w.Estates, err = estate.List("estates"); err != nil {
-		return err
-	}
-	w.Declines = declines("estates")
 	rep, err := conformance.Derive(w, ledger)
 	if err != nil {
 		return err
@@ -384,10 +393,41 @@ func declines(root string) func(estateName, stageID string) string {
 		if why, ok := spec.Skip[stageID]; ok {
 			return "the estate skips it: " + why
 		}
+		if why, ok := spec.Findings[stageID]; ok {
+			return "the estate lists it as a finding: " + why
+		}
 		if st, ok := stages.Lookup(stageID); ok {
 			return st.Info().Undeclared(spec)
 		}
 		return ""
+	}
+}
+
+// judgeRun judges a recorded run of an estate (its run folder's run.json)
+// against the estate's estate.yaml now, as the estate's test would
+// (expect.Judge); a run that left stages out never proves an estate. (A
+// sabotaged or replayed run never reaches the ledger: BuildRows.)
+func judgeRun(root, runs string) func(estateName, run string) ([]string, error) {
+	return func(estateName, run string) ([]string, error) {
+		spec, err := estate.Load(root, estateName)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := os.ReadFile(filepath.Join(runs, run, conformance.RunJSON))
+		if err != nil {
+			return nil, err
+		}
+		var res result.Run
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("%s: %w", conformance.RunJSON, err)
+		}
+		var out []string
+		for _, s := range res.Stages {
+			if s.Verdict == result.NotRun && s.Cause == result.CauseNotSelected {
+				out = append(out, s.ID+": left out of the run (--stages): an estate's cell needs a run of every stage")
+			}
+		}
+		return append(out, expect.Problems(expect.Judge(spec, &res))...), nil
 	}
 }
 
@@ -422,9 +462,22 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 		return err
 	}
 	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 {
+			problems = append(problems, fmt.Sprintf("%s/%s is a symbolic link: a run folder is a folder of its own, never a link", runsDir, e.Name()))
+			continue
+		}
 		if e.IsDir() && !referenced[e.Name()] {
 			problems = append(problems, fmt.Sprintf("run folder %s/%s has no ledger row: record runs with `run --record`, never by hand", runsDir, e.Name()))
 		}
+	}
+	// Every commit that changed the ledger only appended to it: a rewrite
+	// followed by any later commit is caught too, not only the last step.
+	grew, err := g.LedgerGrew(ctx, ledgerPath)
+	if err != nil {
+		return err
+	}
+	for _, p := range grew {
+		problems = append(problems, "append-only in history: "+p)
 	}
 	why := "--base"
 	if base == "" {

@@ -33,7 +33,7 @@ func TestRecordRefusesDirtyTree(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null", testCommitDate)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
@@ -95,7 +95,7 @@ func TestRecordRefusesOtherCode(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null", testCommitDate)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("git %v: %v %s", args, err, out)
@@ -166,7 +166,7 @@ func TestRecordRefusesOtherCode(t *testing.T) {
 func TestStatusUsageAndHygieneHoles(t *testing.T) {
 	needTools(t)
 	dir := t.TempDir()
-	env := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+	env := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null", testCommitDate)
 	gitIn := func(d string, args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
@@ -258,13 +258,15 @@ func TestStatusUsageAndHygieneHoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &result.Run{Estate: result.Estate{Name: "e1"}, Commit: strings.Repeat("ab", 20), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
+	res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Commit: strings.Repeat("ab", 20), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
 		Stages: []result.Stage{{ID: "day2_crash", Verdict: result.Pass, Requirements: []string{"GAUNT-DAY2-CRASH-01"}}}}
 	id := conformance.RunID(res, "local")
 	rb, _ := json.Marshal(res)
 	ib, _ := in.Encode()
 	write(filepath.Join("conformance/runs", id, conformance.RunJSON), string(rb))
 	write(filepath.Join("conformance/runs", id, conformance.InputsJSON), string(ib))
+	write(filepath.Join("conformance/runs", id, conformance.EvidenceMD), "# Evidence\n")
+	write(filepath.Join("conformance/runs", id, conformance.JUnitXML), "<testsuites/>\n")
 	if _, err := conformance.Append(ledgerPath, runsDir, id); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +300,7 @@ func TestStatusExitCodes(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null", testCommitDate)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
@@ -342,8 +344,10 @@ func TestStatusExitCodes(t *testing.T) {
 	if c := code("--hygiene"); c != 1 {
 		t.Errorf("hygiene after dropping a line: exit %d, want 1", c)
 	}
-	if c := code("--hygiene", "--base", "HEAD"); c != 0 {
-		t.Errorf("hygiene against itself: exit %d, want 0", c)
+	// A rewrite stays a problem after any later commit and whatever base
+	// is named: every commit that changed the ledger is checked.
+	if c := code("--hygiene", "--base", "HEAD"); c != 1 {
+		t.Errorf("hygiene against itself after a commit that dropped a line: exit %d, want 1", c)
 	}
 	if c := code("--requirements", "GAUNT-DAY2-CRASH-01"); c != conformance.ExitWaiting {
 		t.Errorf("merge gate with nothing recorded: exit %d, want %d", c, conformance.ExitWaiting)
@@ -353,6 +357,9 @@ func TestStatusExitCodes(t *testing.T) {
 	}
 	if c := code(); c != 0 {
 		t.Errorf("the report: exit %d, want 0", c)
+	}
+	if c := code("--require-all", "--requirements", "GAUNT-DAY2-CRASH-01"); c != 2 {
+		t.Errorf("--require-all narrowed by --requirements: exit %d, want 2 (a wrong command line)", c)
 	}
 	if c := code("--requirements", "GAUNT-NOPE-01"); c != 3 {
 		t.Errorf("an unknown requirement: exit %d, want 3 (could not run)", c)
@@ -373,3 +380,7 @@ func needTools(t *testing.T) {
 		t.Skipf("needs a Go build cache for `go list -deps` (GOCACHE %q, %v)", c, err)
 	}
 }
+
+// testCommitDate dates the scratch repositories' commits before the
+// synthetic runs (2026-11-30), as a real run always follows its commit.
+const testCommitDate = "GIT_COMMITTER_DATE=2026-11-29T00:00:00Z"
