@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,12 +20,47 @@ import (
 // the process that ran is that tree's build, so a proof cannot come from
 // other code than the one it names.
 
+// buildFlags are the go command flags that change what is compiled, or
+// how, without a trace in the tree: an overlay swaps files, a tag selects
+// others, the rest change the code generated. inputs.json hashes the tree
+// and CheckBinary rebuilds with the caller's flags, so a run built with one
+// would prove code that inputs.json does not name.
+var buildFlags = []string{"-overlay", "-tags", "-toolexec", "-gcflags", "-ldflags", "-asmflags", "-modfile", "-race", "-msan", "-asan", "-cover", "-covermode", "-coverpkg", "-pgo"}
+
+// checkBuildFlags refuses GOFLAGS (from the environment or `go env -w`)
+// that change the build, and a GOEXPERIMENT.
+func checkBuildFlags(ctx context.Context, dir string) error {
+	out, err := goCmd(ctx, dir, "env", "GOFLAGS", "GOEXPERIMENT")
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	flags, exp := lines[0], ""
+	if len(lines) > 1 {
+		exp = strings.TrimSpace(lines[1])
+	}
+	for _, f := range strings.Fields(flags) {
+		name, _, _ := strings.Cut(f, "=")
+		name = "-" + strings.TrimLeft(name, "-")
+		if slices.Contains(buildFlags, name) {
+			return fmt.Errorf("GOFLAGS has %s, which changes what is compiled without a trace in the tree, so a proof would be about other code than its inputs name; record without it (GOFLAGS=%q, or `go env -u GOFLAGS`)", f, flags)
+		}
+	}
+	if exp != "" {
+		return fmt.Errorf("GOEXPERIMENT=%s changes what is compiled; record without it", exp)
+	}
+	return nil
+}
+
 // CheckModule refuses a build that takes code from outside the module: a
 // go.work (its modules are not in the runner's closure, nor in go.sum) or
 // a replace directive pointing at a directory outside the module. A
 // replace by module version stays: go.mod and go.sum pin it and count as
 // code.
 func CheckModule(ctx context.Context, dir string) error {
+	if err := checkBuildFlags(ctx, dir); err != nil {
+		return err
+	}
 	work, err := goCmd(ctx, dir, "env", "GOWORK")
 	if err != nil {
 		return err
