@@ -180,6 +180,25 @@ type RequestDelta struct {
 	// more on a slower run (soak shows such counts as ranges for that
 	// reason).
 	Confirmed bool `json:"confirmed"`
+	// Likely: not confirmed, but no wait loop explains it - the count
+	// moved by more than PollTolerance, or the build sends more requests
+	// in most of the stages compared. A new difference, said as likely
+	// until more repetitions confirm it.
+	Likely bool `json:"likely,omitempty"`
+}
+
+// PollTolerance is how far one kind of request may move between two single
+// runs and still be read as a wait loop's extra polls: one request, or a
+// tenth of the count. The 20-run soak of corpus-k8s-metrics-server saw
+// only a rollout poll move, by one; a build that reads twice (39 -> 74
+// requests in one stage) is far outside it.
+func PollTolerance(baseline int) int { return max(1, baseline/10) }
+
+// within reports whether a one-repetition change of one kind is within
+// the poll tolerance.
+func (d RequestDelta) within() bool {
+	diff := d.Build[0] - d.Baseline[0]
+	return max(diff, -diff) <= PollTolerance(d.Baseline[0])
 }
 
 func (d RequestDelta) String() string {
@@ -233,20 +252,24 @@ type Difference struct {
 // Compare builds the report. It reads the runs only.
 func Compare(in Input) Report {
 	rep := Report{Engine: in.Engine, Baseline: in.Baseline, Oracle: in.Oracle, Shard: in.Shard, Counts: map[Outcome]int{}}
+	var estates []EstateReport
 	for _, e := range in.Estates {
 		rep.Repetitions = max(rep.Repetitions, len(e.Build), len(e.Baseline))
-		er := compareEstate(e)
+		estates = append(estates, compareEstate(e))
+	}
+	judgeLikely(estates)
+	for _, er := range estates {
 		for _, row := range er.Stages {
 			rep.Counts[row.Outcome]++
-			rep.New = append(rep.New, newDifferences(e.Name, row)...)
-			if d, ok := unconfirmed(e.Name, row); ok {
+			rep.New = append(rep.New, newDifferences(er.Name, row)...)
+			if d, ok := unconfirmed(er.Name, row); ok {
 				rep.Unconfirmed = append(rep.Unconfirmed, d)
 			}
 			if row.Outcome == Removed {
-				rep.Removed = append(rep.Removed, difference(e.Name, row, "verdict", row.Why))
+				rep.Removed = append(rep.Removed, difference(er.Name, row, "verdict", row.Why))
 			}
 			if row.Time.Flagged {
-				rep.Timing = append(rep.Timing, difference(e.Name, row, "time", timeWhat(row.Time)))
+				rep.Timing = append(rep.Timing, difference(er.Name, row, "time", timeWhat(row.Time)))
 			}
 		}
 		rep.Estates = append(rep.Estates, er)
@@ -256,6 +279,49 @@ func Compare(in Input) Report {
 	return rep
 }
 
+// judgeLikely marks the one-repetition request changes that no wait loop
+// explains: beyond PollTolerance, or - when the build sends more requests
+// than the baseline in most of the stages both ran alike - every increase.
+// Their rows become new differences.
+func judgeLikely(estates []EstateReport) {
+	compared, more := 0, 0
+	for _, er := range estates {
+		for _, row := range er.Stages {
+			if row.Build.Verdict != row.Baseline.Verdict || row.Build.Verdict == result.NotApplicable || len(row.Build.Requests) == 0 || len(row.Baseline.Requests) == 0 {
+				continue
+			}
+			compared++
+			if slices.Min(row.Build.Requests) > slices.Max(row.Baseline.Requests) {
+				more++
+			}
+		}
+	}
+	pattern := compared >= 3 && more*2 > compared
+	for i := range estates {
+		for j := range estates[i].Stages {
+			row := &estates[i].Stages[j]
+			n := 0
+			for k := range row.Requests {
+				d := &row.Requests[k]
+				if d.Confirmed {
+					continue
+				}
+				d.Likely = !d.within() || (pattern && d.Build[0] > d.Baseline[1])
+				if d.Likely {
+					n++
+				}
+			}
+			if n > 0 && row.Outcome == Same {
+				why := "beyond the poll tolerance"
+				if pattern {
+					why = fmt.Sprintf("the build sends more requests in %d of %d stages compared", more, compared)
+				}
+				row.Outcome, row.Why = New, fmt.Sprintf("the same verdict, but %d kind(s) of request likely changed in one repetition (%s)", n, why)
+			}
+		}
+	}
+}
+
 func newDifferences(estate string, row StageRow) []Difference {
 	var out []Difference
 	if row.Change != "" {
@@ -263,6 +329,9 @@ func newDifferences(estate string, row StageRow) []Difference {
 	}
 	if ds := requestsBy(row, true); len(ds) > 0 {
 		out = append(out, difference(estate, row, "requests", "requests changed: "+deltaWords(ds)))
+	}
+	if ds := likely(row); len(ds) > 0 {
+		out = append(out, difference(estate, row, "requests", "requests likely changed (one repetition; -n 3 confirms): "+deltaWords(ds)))
 	}
 	if len(row.Figures) > 0 {
 		out = append(out, difference(estate, row, "figures", "same verdict, other figures: "+strings.Join(row.Figures, ", ")))
@@ -280,11 +349,23 @@ func unconfirmed(estate string, row StageRow) (Difference, bool) {
 	return difference(estate, row, "requests", "requests differ in one repetition (unconfirmed): "+deltaWords(ds)), true
 }
 
-// requestsBy are the row's request deltas that are, or are not, confirmed.
+// requestsBy are the row's request deltas that are confirmed, or that are
+// neither confirmed nor likely (within a wait loop's tolerance).
 func requestsBy(row StageRow, confirmed bool) []RequestDelta {
 	var out []RequestDelta
 	for _, d := range row.Requests {
-		if d.Confirmed == confirmed {
+		if d.Confirmed == confirmed && !d.Likely {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// likely are the row's one-repetition request deltas no wait loop explains.
+func likely(row StageRow) []RequestDelta {
+	var out []RequestDelta
+	for _, d := range row.Requests {
+		if d.Likely {
 			out = append(out, d)
 		}
 	}

@@ -203,20 +203,22 @@ func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
 	if got := row(t, Compare(input(failing, base)), "test_plan"); got.Outcome != New || got.Change != "verdict" || len(got.Requests) != 0 {
 		t.Errorf("a verdict change with its requests: %+v", got)
 	}
-	// One repetition a side has no spread: the same counts are listed as
-	// unconfirmed, and the stage is not a new difference.
+	// One repetition a side has no spread: a count that moved by one (a
+	// wait loop's extra poll) is listed as unconfirmed; one that moved
+	// beyond the poll tolerance is a likely new difference.
 	r = Compare(input(runs(1, more), runs(1, nil)))
-	if got := row(t, r, "test_plan"); got.Outcome != Same || len(got.Requests) != 2 || got.Requests[0].Confirmed {
+	if got := row(t, r, "test_plan"); got.Outcome != New || len(got.Requests) != 2 || got.Requests[0].Confirmed || got.Requests[0].Likely || !got.Requests[1].Likely {
 		t.Errorf("one repetition: %+v", got)
 	}
-	if len(r.New) != 0 || len(r.Unconfirmed) != 1 || !strings.Contains(r.Unconfirmed[0].What, "(unconfirmed): get configmaps 3 -> 4; get services 0 -> 2") {
+	if len(r.New) != 1 || !strings.Contains(r.New[0].What, "likely changed (one repetition; -n 3 confirms): get services 0 -> 2") ||
+		len(r.Unconfirmed) != 1 || !strings.Contains(r.Unconfirmed[0].What, "(unconfirmed): get configmaps 3 -> 4") {
 		t.Errorf("one repetition: new %+v, unconfirmed %+v", r.New, r.Unconfirmed)
 	}
 	var md bytes.Buffer
 	if err := Markdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "## Request counts that differ in one repetition (unconfirmed)") || !strings.Contains(md.String(), " (unconfirmed) |") {
+	if !strings.Contains(md.String(), "## Request counts that differ in one repetition (unconfirmed)") || !strings.Contains(md.String(), "** (likely) |") {
 		t.Errorf("report.md does not list the unconfirmed counts:\n%s", md.String())
 	}
 	var page bytes.Buffer
@@ -225,6 +227,62 @@ func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), `id="unconfirmed"`) || !strings.Contains(page.String(), ">unconfirmed<") {
 		t.Errorf("report.html has no unconfirmed section with its badge")
+	}
+}
+
+// TestOneRepetitionJudgesSizeAndPattern: with one run a side, a build that
+// reads twice as much is a new difference in every stage it touches, and
+// one that adds a single request in most stages is too (the same
+// direction everywhere is no wait loop); one extra poll in one stage stays
+// unconfirmed.
+func TestOneRepetitionJudgesSizeAndPattern(t *testing.T) {
+	run := func(scale func(stage string, n int) int) []*result.Run {
+		r := load(t, passRun)
+		for i := range r.Stages {
+			st := &r.Stages[i]
+			st.Requests = map[string]map[string]int{"subject": {"get deployments.apps": scale(st.ID, 20), "list namespaces": scale(st.ID, 4)}}
+			total := 0
+			for _, n := range st.Requests["subject"] {
+				total += n
+			}
+			if st.Figures == nil {
+				st.Figures = map[string]int{}
+			}
+			st.Figures["subject.api_requests"] = total
+		}
+		return []*result.Run{r}
+	}
+	base := run(func(_ string, n int) int { return n })
+	doubled := Compare(input(run(func(_ string, n int) int { return 2 * n }), base))
+	compared := 0 // every stage of the fixture sends requests
+	for _, row := range doubled.Estates[0].Stages {
+		if row.Build.Verdict != result.NotApplicable {
+			compared++
+			if row.Outcome != New || len(likely(row)) != 2 {
+				t.Errorf("doubled reads, %s: %+v", row.Stage, row)
+			}
+		}
+	}
+	if compared < 3 || len(doubled.New) != compared || len(doubled.Unconfirmed) != 0 {
+		t.Errorf("doubled reads: %d stages compared, new %d, unconfirmed %d", compared, len(doubled.New), len(doubled.Unconfirmed))
+	}
+	onePoll := Compare(input(run(func(id string, n int) int {
+		if id == "test_plan" && n == 20 {
+			return 21
+		}
+		return n
+	}), base))
+	if got := row(t, onePoll, "test_plan"); got.Outcome != Same || len(onePoll.New) != 0 || len(onePoll.Unconfirmed) != 1 {
+		t.Errorf("one extra poll in one stage: %+v, new %v, unconfirmed %v", got, onePoll.New, onePoll.Unconfirmed)
+	}
+	everywhere := Compare(input(run(func(_ string, n int) int {
+		if n == 4 {
+			return 5
+		}
+		return n
+	}), base))
+	if len(everywhere.New) != compared || !strings.Contains(row(t, everywhere, "test_plan").Why, "more requests in") {
+		t.Errorf("one more request in every stage: new %d of %d stages, test_plan %+v", len(everywhere.New), compared, row(t, everywhere, "test_plan"))
 	}
 }
 

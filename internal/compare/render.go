@@ -248,13 +248,16 @@ func secondsWords(row StageRow) string {
 
 // unconfirmedNote says why a request count from one run is not a new
 // difference.
-const unconfirmedNote = "A side ran once, so these counts have no spread: a provider's wait loop (a rollout, a deletion) polls once more on a slower run. Not counted as new differences; -n 3 confirms or clears them."
+const unconfirmedNote = "A side ran once, so these counts have no spread: a provider's wait loop (a rollout, a deletion) polls once more on a slower run. Within the poll tolerance (one request of a kind, or a tenth of its count) and not the same direction across most stages, they are not counted as new differences; -n 3 confirms or clears them."
 
 func requestWords(row StageRow) string {
 	s := fmt.Sprintf("%s / %s / %d", spanOf(row.Build.Requests), spanOf(row.Baseline.Requests), row.Stock.Requests)
-	if len(requestsBy(row, true)) > 0 {
+	switch {
+	case len(requestsBy(row, true)) > 0:
 		s = "**" + s + "**"
-	} else if len(row.Requests) > 0 {
+	case len(likely(row)) > 0:
+		s = "**" + s + "** (likely)"
+	case len(row.Requests) > 0:
 		s += " (unconfirmed)"
 	}
 	return s
@@ -389,7 +392,7 @@ func summaryCell(s StageRow) htmlreport.Cell {
 	default:
 		c.Text, c.Class = string(s.Outcome), string(s.Outcome)
 	}
-	if len(requestsBy(s, true)) > 0 {
+	if len(requestsBy(s, true)) > 0 || len(likely(s)) > 0 {
 		c.Mark = "req"
 	} else if len(s.Requests) > 0 {
 		c.Mark = "req?"
