@@ -378,7 +378,7 @@ func TestTheReportsSayTheSameThings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 3+2*3 || filepath.Base(paths[2]) != HTMLFile {
+	if len(paths) != 5+2*3 || filepath.Base(paths[2]) != HTMLFile || filepath.Base(paths[3]) != SummaryFile || filepath.Base(paths[4]) != JUnitFile {
 		t.Fatalf("paths %v", paths)
 	}
 	for _, p := range []string{"ms/build-1/evidence.md", "ms/baseline-1/run.json"} {
@@ -432,5 +432,40 @@ func TestStockAloneAndBothAlikeAreNotTheSame(t *testing.T) {
 	stageOf(build, "test_plan").StoppedBy = []string{"oracle"}
 	if got := row(t, Compare(in), "test_plan"); got.Outcome != Shared {
 		t.Errorf("stopped by stock alone on both: %+v", got)
+	}
+}
+
+// TestSummaryAndJUnitForAPullRequest: a build that reads twice as much
+// shows in the summary's headline, its new differences and the table of
+// requests before -> after, and fails its stages' JUnit cases.
+func TestSummaryAndJUnitForAPullRequest(t *testing.T) {
+	run := func(k int) []*result.Run {
+		r := load(t, passRun)
+		for i := range r.Stages {
+			st := &r.Stages[i]
+			if st.Verdict != result.Pass {
+				continue
+			}
+			st.Requests = map[string]map[string]int{"subject": {"get deployments.apps": 20 * k}}
+			st.Figures["subject.api_requests"] = 20 * k
+		}
+		return []*result.Run{r}
+	}
+	r := Compare(input(run(2), run(1)))
+	var sum, ju bytes.Buffer
+	if err := Summary(&sum, r); err != nil {
+		t.Fatal(err)
+	}
+	s := sum.String()
+	for _, want := range []string{"new difference(s)", "**New differences**", "requests likely changed", "| corpus-k8s-metrics-server | test_plan | **NEW** | 20 -> 40 (+100%) |"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, s)
+		}
+	}
+	if err := JUnit(&ju, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(ju.String(), "<failure "); n != len(r.New) || n == 0 {
+		t.Errorf("junit.xml: %d failures for %d new differences:\n%.800s", n, len(r.New), ju.String())
 	}
 }

@@ -26,19 +26,22 @@ const (
 	HTMLFile     = "report.html"
 )
 
-// WriteAll compares, renders the report as markdown, JSON and HTML, and
-// writes them with every run's evidence into dir; it returns the paths
-// written, the report's three first. page applies to every run's
+// WriteAll compares, renders the report as markdown, JSON and HTML, with
+// the pull request's summary and JUnit file, and writes them with every
+// run's evidence into dir; it returns the paths written, the report's five
+// first. page applies to every run's
 // evidence page (evidence.WriteAll). Everything is rendered before
 // anything is written. Renderers read the model only: no command, clock
 // or network.
 func WriteAll(dir string, in Input, page ...evidence.Option) (Report, []string, error) {
 	r := Compare(in)
-	var md, js, ht bytes.Buffer
+	var md, js, ht, sum, ju bytes.Buffer
 	for _, f := range []func() error{
 		func() error { return Markdown(&md, r) },
 		func() error { return JSON(&js, r) },
 		func() error { return HTML(&ht, r) },
+		func() error { return Summary(&sum, r) },
+		func() error { return JUnit(&ju, r) },
 	} {
 		if err := f(); err != nil {
 			return r, nil, err
@@ -51,7 +54,7 @@ func WriteAll(dir string, in Input, page ...evidence.Option) (Report, []string, 
 	for _, f := range []struct {
 		name string
 		b    []byte
-	}{{MarkdownFile, md.Bytes()}, {JSONFile, js.Bytes()}, {HTMLFile, ht.Bytes()}} {
+	}{{MarkdownFile, md.Bytes()}, {JSONFile, js.Bytes()}, {HTMLFile, ht.Bytes()}, {SummaryFile, sum.Bytes()}, {JUnitFile, ju.Bytes()}} {
 		p := filepath.Join(dir, f.name)
 		if err := atomicfile.Write(p, f.b, 0o644); err != nil {
 			return r, paths, fmt.Errorf("compare: %w", err)

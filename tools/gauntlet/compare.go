@@ -27,11 +27,13 @@ func compareCommand() cli.Command {
 		Name: "compare", Args: "<estate>... | --all", MinArgs: 0, MaxArgs: -1,
 		Summary: "run estates with an engine build and a baseline engine and report what the build changes",
 		Doc: "Runs each estate (on the local substrate) with the build and with the baseline, -n times each, alternating, the oracle's " +
-			"side recorded by the first baseline run and replayed for the others, and writes report.md, report.json and report.html " +
+			"side recorded by the first baseline run and replayed for the others, and writes report.md, report.json, report.html, " +
+			"summary.md (a pull request comment; appended to $GITHUB_STEP_SUMMARY when that is set) and junit.xml (a case per estate x stage) " +
 			"with every run's evidence in <estate>/baseline-<i>/ and <estate>/build-<i>/. Every estate x stage is the same, new (the " +
 			"build introduced a difference: a verdict, a failing check's finding, the requests sent by verb and resource, or an exact " +
-			"figure), removed, shared (a limitation when estate.yaml says stock does it too) or unsteady; request counts from one run a side " +
-			"are listed as unconfirmed (a wait loop polls as often as the cluster takes), not as new; engine time is a ratio with " +
+			"figure), removed, shared (a limitation when estate.yaml says stock does it too) or unsteady; a request count from one run a side " +
+			"within the poll tolerance is listed as unconfirmed (a wait loop polls as often as the cluster takes), one beyond it, or an " +
+			"increase in most stages, as a likely new difference; engine time is a ratio with " +
 			"its spread, flagged only outside it. Exits 1 when the build introduced a new difference, 3 when there is none but a run " +
 			"could not happen or a stage is unsteady (nothing is concluded about it). --shard I/N with --all takes only the I-th of N " +
 			"parts of the estates; each shard's report stands alone.",
@@ -50,7 +52,7 @@ func compareCommand() cli.Command {
 			fs.StringVar(&f.baseline, "baseline", "", "the baseline, a pinned `ENGINE` such as tofu@1.12.6 (required)")
 			fs.StringVar(&f.oracle, "oracle", "terraform", "the oracle, a pinned `ENGINE`: terraform (terraform@1.11.4) or tofu@1.12.6")
 			fs.IntVar(&f.n, "n", 3, "runs of each side per estate, `N`: engine time is flagged only outside their spread")
-			out := fs.String("out", "", "the `DIR` to write report.md, report.json, report.html and <estate>/<side>-<i>/ evidence to (default: out/compare, or out/shards/compare-I-of-N with --shard)")
+			out := fs.String("out", "", "the `DIR` to write report.md, report.json, report.html, summary.md, junit.xml and <estate>/<side>-<i>/ evidence to (default: out/compare, or out/shards/compare-I-of-N with --shard)")
 			fs.StringVar(&f.reattach, "reattach-providers", "", "start each run's provider plugins once and reattach its engine calls to them (TF_REATTACH_PROVIDERS) on `SIDES`: both, or build only - with the same engine as --baseline, the parity of reattached providers (docs/performance.md) (default: neither)")
 			var every allFlags
 			every.register(fs, false)
@@ -248,14 +250,46 @@ func reportCompare(r compare.Report, paths []string, in compare.Input, estates, 
 	for _, d := range r.Removed {
 		fmt.Printf("  REMOVED %s · %s: %s\n", d.Estate, d.Stage, d.What)
 	}
-	for _, p := range paths[:min(3, len(paths))] {
+	const reports = 5 // report.md, .json, .html, summary.md, junit.xml
+	for _, p := range paths[:min(reports, len(paths))] {
 		fmt.Println("wrote", p)
 	}
-	fmt.Printf("and %d evidence files, one folder per run\n", max(0, len(paths)-3))
+	fmt.Printf("and %d evidence files, one folder per run\n", max(0, len(paths)-reports))
+	if err := stepSummary(paths); err != nil {
+		return err
+	}
 	if cancelled != nil {
 		return cancelled
 	}
 	return compareOutcome(r)
+}
+
+// stepSummary appends summary.md to the file $GITHUB_STEP_SUMMARY names,
+// when it is set: a CI job's summary shows the compare there.
+func stepSummary(paths []string) error {
+	dest := os.Getenv("GITHUB_STEP_SUMMARY")
+	if dest == "" {
+		return nil
+	}
+	for _, p := range paths {
+		if filepath.Base(p) != compare.SummaryFile {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(dest, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
+		}
+		_, werr := f.Write(b)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)
+		}
+		fmt.Println("appended", compare.SummaryFile, "to $GITHUB_STEP_SUMMARY")
+	}
+	return nil
 }
 
 // compareFrom rebuilds a report from the run folders compares left in

@@ -136,9 +136,20 @@ func TestCompareFromFoldsShardsIntoOneReport(t *testing.T) {
 		}
 	}
 	out := filepath.Join(root, "merged")
+	step := filepath.Join(root, "step-summary.md")
+	t.Setenv("GITHUB_STEP_SUMMARY", step)
 	code, stdout, stderr := gauntletCLI(t, "compare", "--from", a, "--from", b, "--out", out, "--estates", "../../estates")
 	if code != 0 {
 		t.Fatalf("compare --from: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The pull request's check: the summary, appended to the job summary
+	// too, and a JUnit case per estate x stage.
+	sum, err := os.ReadFile(step)
+	if err != nil || !strings.Contains(string(sum), "### gauntlet compare: ") || !strings.Contains(string(sum), "no new difference") {
+		t.Errorf("$GITHUB_STEP_SUMMARY: %v\n%s", err, sum)
+	}
+	if ju, err := os.ReadFile(filepath.Join(out, compare.JUnitFile)); err != nil || strings.Count(string(ju), "<testcase ") < 30 || strings.Contains(string(ju), "<failure") {
+		t.Errorf("junit.xml: %v\n%.600s", err, ju)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, compare.JSONFile))
 	if err != nil {

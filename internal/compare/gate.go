@@ -1,0 +1,146 @@
+package compare
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// File names of what a pull request's check reads: the short summary (a
+// comment, or a CI job summary) and one JUnit case per estate x stage.
+const (
+	SummaryFile = "summary.md"
+	JUnitFile   = "junit.xml"
+)
+
+// summaryRows caps the table of changed stages in the summary: a comment
+// stays readable; report.md and report.html carry every row.
+const summaryRows = 25
+
+// Summary writes summary.md: the headline, the new differences, a line per
+// stage whose requests or engine time moved (before -> after, percent),
+// and where the whole report is. GitHub-flavoured markdown, for a pull
+// request comment or $GITHUB_STEP_SUMMARY.
+func Summary(w io.Writer, r Report) error {
+	var b strings.Builder
+	verdict := "no new difference"
+	if len(r.New) > 0 {
+		verdict = fmt.Sprintf("%d new difference(s)", len(r.New))
+	}
+	fmt.Fprintf(&b, "### gauntlet compare: %s against %s - %s\n\n%s\n\n", r.Engine, r.Baseline, verdict, r.Headline())
+	fmt.Fprintf(&b, "| new | removed | unconfirmed requests | engine time flagged | repetitions |\n|---|---|---|---|---|\n| %d | %d | %d | %d | %d |\n\n",
+		len(r.New), len(r.Removed), len(r.Unconfirmed), len(r.Timing), r.Repetitions)
+	if len(r.New) > 0 {
+		b.WriteString("**New differences**\n\n")
+		for i, d := range r.New {
+			if i == summaryRows {
+				fmt.Fprintf(&b, "- ... and %d more in report.md\n", len(r.New)-summaryRows)
+				break
+			}
+			fmt.Fprintf(&b, "- %s · %s (%s): %s\n", d.Estate, d.Stage, d.Kind, md(d.What))
+		}
+		b.WriteString("\n")
+	}
+	var rows []string
+	for _, e := range r.Estates {
+		for _, row := range e.Stages {
+			if len(row.Requests) == 0 && !row.Time.Flagged {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |", e.Name, row.Stage, outcomeWord(row),
+				change(medianInt(row.Baseline.Requests), medianInt(row.Build.Requests), "%.0f"),
+				change(medianInt(row.Baseline.EngineMS)/1000, medianInt(row.Build.EngineMS)/1000, "%.1f s")))
+		}
+	}
+	if len(rows) > 0 {
+		b.WriteString("**Requests and engine time that moved** (the subject's, median of the repetitions: baseline -> build)\n\n")
+		b.WriteString("| estate | stage | outcome | API requests | engine time |\n|---|---|---|---|---|\n")
+		for i, l := range rows {
+			if i == summaryRows {
+				fmt.Fprintf(&b, "| ... | %d more rows in report.md | | | |\n", len(rows)-summaryRows)
+				break
+			}
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "The whole report: %s (every stage, both sides' findings side by side), %s, %s.\n", HTMLFile, MarkdownFile, JSONFile)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// change is "before -> after (+p%)" in the given format.
+func change(before, after float64, format string) string {
+	s := fmt.Sprintf(format+" -> "+format, before, after)
+	if before > 0 && before != after {
+		s += fmt.Sprintf(" (%+.0f%%)", (after-before)/before*100)
+	}
+	return s
+}
+
+// JUnit writes junit.xml: a suite per estate, a case per stage; a new
+// difference fails its case, a stage whose repetitions disagreed is
+// skipped (nothing is concluded), every other case passes and says why.
+func JUnit(w io.Writer, r Report) error {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type skipped struct {
+		Message string `xml:"message,attr"`
+	}
+	type testcase struct {
+		Name      string   `xml:"name,attr"`
+		Classname string   `xml:"classname,attr"`
+		Failure   *failure `xml:"failure,omitempty"`
+		Skipped   *skipped `xml:"skipped,omitempty"`
+		SystemOut string   `xml:"system-out,omitempty"`
+	}
+	type testsuite struct {
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Skipped  int        `xml:"skipped,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	type testsuites struct {
+		XMLName xml.Name    `xml:"testsuites"`
+		Name    string      `xml:"name,attr"`
+		Suites  []testsuite `xml:"testsuite"`
+	}
+	news := map[string][]string{}
+	for _, d := range r.New {
+		news[d.Estate+"/"+d.Stage] = append(news[d.Estate+"/"+d.Stage], d.Kind+": "+d.What)
+	}
+	out := testsuites{Name: fmt.Sprintf("gauntlet compare %s against %s", r.Engine, r.Baseline)}
+	for _, e := range r.Estates {
+		s := testsuite{Name: e.Name}
+		for _, row := range e.Stages {
+			c := testcase{Name: row.Stage, Classname: e.Name, SystemOut: row.Why}
+			switch {
+			case len(news[e.Name+"/"+row.Stage]) > 0:
+				c.Failure = &failure{Message: oneLine(row.Why), Text: strings.Join(news[e.Name+"/"+row.Stage], "\n")}
+				s.Failures++
+			case row.Outcome == Unsteady:
+				c.Skipped = &skipped{Message: oneLine(row.Why)}
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, c)
+			s.Tests++
+		}
+		out.Suites = append(out.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("compare: junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
