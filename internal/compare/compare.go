@@ -328,10 +328,10 @@ func newDifferences(estate string, row StageRow) []Difference {
 		out = append(out, difference(estate, row, row.Change, row.Why))
 	}
 	if ds := requestsBy(row, true); len(ds) > 0 {
-		out = append(out, difference(estate, row, "requests", "requests changed: "+deltaWords(ds)))
+		out = append(out, difference(estate, row, "requests", "requests changed: "+totalWords(row)+deltaWords(ds)))
 	}
 	if ds := likely(row); len(ds) > 0 {
-		out = append(out, difference(estate, row, "requests", "requests likely changed (one repetition; -n 3 confirms): "+deltaWords(ds)))
+		out = append(out, difference(estate, row, "requests", "requests likely changed (one repetition; -n 3 confirms): "+totalWords(row)+deltaWords(ds)))
 	}
 	if len(row.Figures) > 0 {
 		out = append(out, difference(estate, row, "figures", "same verdict, other figures: "+strings.Join(row.Figures, ", ")))
@@ -378,6 +378,17 @@ func deltaWords(ds []RequestDelta) string {
 		parts = append(parts, d.String())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// totalWords is a stage's request total, baseline -> build (medians over
+// the repetitions), with the percentage: the line a reviewer reads first.
+func totalWords(row StageRow) string {
+	a, b := medianInt(row.Baseline.Requests), medianInt(row.Build.Requests)
+	s := fmt.Sprintf("%.0f -> %.0f requests", a, b)
+	if a > 0 && a != b {
+		s += fmt.Sprintf(" (%+.0f%%)", (b-a)/a*100)
+	}
+	return s + "; by kind: "
 }
 
 func difference(estate string, row StageRow, kind, what string) Difference {

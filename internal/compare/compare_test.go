@@ -210,7 +210,7 @@ func TestAChangeInRequestsIsABehaviourChangeNamingTheRequests(t *testing.T) {
 	if got := row(t, r, "test_plan"); got.Outcome != New || len(got.Requests) != 2 || got.Requests[0].Confirmed || got.Requests[0].Likely || !got.Requests[1].Likely {
 		t.Errorf("one repetition: %+v", got)
 	}
-	if len(r.New) != 1 || !strings.Contains(r.New[0].What, "likely changed (one repetition; -n 3 confirms): get services 0 -> 2") ||
+	if len(r.New) != 1 || !strings.Contains(r.New[0].What, "likely changed (one repetition; -n 3 confirms): ") || !strings.Contains(r.New[0].What, "by kind: get services 0 -> 2") ||
 		len(r.Unconfirmed) != 1 || !strings.Contains(r.Unconfirmed[0].What, "(unconfirmed): get configmaps 3 -> 4") {
 		t.Errorf("one repetition: new %+v, unconfirmed %+v", r.New, r.Unconfirmed)
 	}
@@ -461,6 +461,9 @@ func TestSummaryAndJUnitForAPullRequest(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, s)
 		}
+	}
+	if !strings.Contains(r.New[0].What, "20 -> 40 requests (+100%); by kind: get deployments.apps 20 -> 40") {
+		t.Errorf("a request difference does not lead with the stage's total: %q", r.New[0].What)
 	}
 	if err := JUnit(&ju, r); err != nil {
 		t.Fatal(err)

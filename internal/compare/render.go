@@ -296,6 +296,7 @@ func Page(r Report) htmlreport.Page {
 		Facts: []htmlreport.Fact{{Label: "build", Value: r.Engine}, {Label: "baseline", Value: r.Baseline}, {Label: "stock", Value: r.Oracle},
 			{Label: "estates", Value: fmt.Sprint(len(r.Estates))}, {Label: "repetitions", Value: fmt.Sprint(r.Repetitions)},
 			{Label: "new", Value: fmt.Sprint(len(r.New))}, {Label: "removed", Value: fmt.Sprint(len(r.Removed))},
+			{Label: "requests changed", Value: fmt.Sprint(requestRows(r))}, {Label: "unconfirmed", Value: fmt.Sprint(len(r.Unconfirmed))},
 			{Label: "shared", Value: fmt.Sprint(r.Counts[Shared])}, {Label: "time flagged", Value: fmt.Sprint(len(r.Timing))}},
 	}
 	if r.Shard != "" {
@@ -316,12 +317,14 @@ func Page(r Report) htmlreport.Page {
 		p.Sections = slices.Insert(p.Sections, 1, htmlreport.Section{ID: "unconfirmed", Intro: unconfirmedNote, Items: its,
 			Heading: fmt.Sprintf("Request counts that differ in one repetition, unconfirmed (%d)", len(r.Unconfirmed))})
 	}
+	// The charts first, right under the summary: a build that sends twice
+	// the requests shows there at a glance, before any card.
 	charts := htmlreport.Section{ID: "charts", Heading: "Engine time and API requests per stage",
 		Intro: "Medians over the repetitions: the build, the baseline, and stock (the oracle's side, recorded once)."}
 	for _, e := range r.Estates {
 		charts.Charts = append(charts.Charts, chartGroup(e, r))
 	}
-	p.Sections = append(p.Sections, charts)
+	p.Sections = slices.Insert(p.Sections, 0, charts)
 	ev := htmlreport.Section{ID: "evidence", Heading: "Evidence", Empty: "No run wrote evidence."}
 	for _, e := range r.Estates {
 		for _, l := range e.Evidence {
@@ -333,6 +336,19 @@ func Page(r Report) htmlreport.Page {
 	}
 	p.Sections = append(p.Sections, ev)
 	return p
+}
+
+// requestRows counts the stages whose requests changed, confirmed or likely.
+func requestRows(r Report) int {
+	n := 0
+	for _, e := range r.Estates {
+		for _, row := range e.Stages {
+			if len(requestsBy(row, true)) > 0 || len(likely(row)) > 0 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func summary(r Report) htmlreport.Table {
