@@ -1,10 +1,11 @@
 package compare
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/junit"
 )
 
 // File names of what a pull request's check reads: the short summary (a
@@ -83,64 +84,29 @@ func change(before, after float64, format string) string {
 // difference fails its case, a stage whose repetitions disagreed is
 // skipped (nothing is concluded), every other case passes and says why.
 func JUnit(w io.Writer, r Report) error {
-	type failure struct {
-		Message string `xml:"message,attr"`
-		Text    string `xml:",chardata"`
-	}
-	type skipped struct {
-		Message string `xml:"message,attr"`
-	}
-	type testcase struct {
-		Name      string   `xml:"name,attr"`
-		Classname string   `xml:"classname,attr"`
-		Failure   *failure `xml:"failure,omitempty"`
-		Skipped   *skipped `xml:"skipped,omitempty"`
-		SystemOut string   `xml:"system-out,omitempty"`
-	}
-	type testsuite struct {
-		Name     string     `xml:"name,attr"`
-		Tests    int        `xml:"tests,attr"`
-		Failures int        `xml:"failures,attr"`
-		Skipped  int        `xml:"skipped,attr"`
-		Cases    []testcase `xml:"testcase"`
-	}
-	type testsuites struct {
-		XMLName xml.Name    `xml:"testsuites"`
-		Name    string      `xml:"name,attr"`
-		Suites  []testsuite `xml:"testsuite"`
-	}
 	news := map[string][]string{}
 	for _, d := range r.New {
 		news[d.Estate+"/"+d.Stage] = append(news[d.Estate+"/"+d.Stage], d.Kind+": "+d.What)
 	}
-	out := testsuites{Name: fmt.Sprintf("gauntlet compare %s against %s", r.Engine, r.Baseline)}
+	doc := junit.Suites{Name: fmt.Sprintf("gauntlet compare %s against %s", r.Engine, r.Baseline), Time: "0"}
 	for _, e := range r.Estates {
-		s := testsuite{Name: e.Name}
+		s := junit.Suite{Name: e.Name, Time: "0"}
 		for _, row := range e.Stages {
-			c := testcase{Name: row.Stage, Classname: e.Name, SystemOut: row.Why}
+			c := junit.Case{Classname: "compare." + e.Name, Name: row.Stage, Time: "0", SystemOut: row.Why}
 			switch {
 			case len(news[e.Name+"/"+row.Stage]) > 0:
-				c.Failure = &failure{Message: oneLine(row.Why), Text: strings.Join(news[e.Name+"/"+row.Stage], "\n")}
-				s.Failures++
+				c.Failure = &junit.Failure{Message: oneLine(row.Why), Type: "new_difference", Text: strings.Join(news[e.Name+"/"+row.Stage], "\n")}
 			case row.Outcome == Unsteady:
-				c.Skipped = &skipped{Message: oneLine(row.Why)}
-				s.Skipped++
+				c.Skipped = &junit.Skipped{Message: oneLine(row.Why)}
 			}
 			s.Cases = append(s.Cases, c)
-			s.Tests++
 		}
-		out.Suites = append(out.Suites, s)
+		doc.Suites = append(doc.Suites, s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
+	if err := junit.Write(w, doc); err != nil {
+		return fmt.Errorf("compare: %w", err)
 	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("compare: junit: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/junit"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -57,18 +58,18 @@ func cancelledStage(r *result.Run, id string) string {
 
 // cancelledCase turns a cancelled stage's testcase into an <error>: the
 // stage neither passed nor found the engine wanting.
-func cancelledCase(c junitCase, r *result.Run, detail string) junitCase {
+func cancelledCase(c junit.Case, r *result.Run, detail string) junit.Case {
 	msg := "cancelled"
 	if r.Cancelled != nil {
 		msg = "cancelled by " + cancelledBy(r.Cancelled)
 	}
 	c.Failure, c.Skipped, c.SystemOut = nil, nil, ""
-	c.Error = &junitError{Message: msg, Type: "cancelled", Text: detail}
+	c.Error = &junit.Error{Message: msg, Type: "cancelled", Text: detail}
 	return c
 }
 
 // cancelledProperty is the suite property naming the cancellation.
-func cancelledProperty(r *result.Run) []junitProperty {
+func cancelledProperty(r *result.Run) []junit.Property {
 	if r.Cancelled == nil {
 		return nil
 	}
@@ -76,5 +77,5 @@ func cancelledProperty(r *result.Run) []junitProperty {
 	if r.Cancelled.Stage != "" {
 		v += " during " + r.Cancelled.Stage
 	}
-	return []junitProperty{{"cancelled", v}}
+	return []junit.Property{{Name: "cancelled", Value: v}}
 }

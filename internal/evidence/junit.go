@@ -1,73 +1,14 @@
 package evidence
 
 import (
-	"bytes"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/junit"
 	"github.com/gauntlet-k8s/gauntlet/internal/oneline"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
-
-// The JUnit shape CI servers read: testsuites > testsuite > testcase, a
-// case failing with <failure> or skipped with <skipped>, counts on both
-// container elements.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Classname string        `xml:"classname,attr"`
-	Name      string        `xml:"name,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure"`
-	Error     *junitError   `xml:"error"`
-	Skipped   *junitSkipped `xml:"skipped"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-// junitError is a case that could not finish: a cancelled stage.
-type junitError struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
 
 // JUnit writes r as JUnit XML: one testsuite named after the estate, and
 // in it one testcase per stage (classname "gauntlet.<estate>", name the
@@ -90,7 +31,7 @@ func JUnit(w io.Writer, r *result.Run) error {
 	// Defensive: findings about secret data show digests even in a run
 	// that did not come from gauntlet.Run (which hides them already).
 	r = r.SecretDataHidden()
-	suite := junitSuite{
+	suite := junit.Suite{
 		Name:       r.Estate.Name,
 		Time:       seconds(r.Duration),
 		Properties: junitProperties(r),
@@ -114,64 +55,35 @@ func JUnit(w io.Writer, r *result.Run) error {
 			suite.Cases = append(suite.Cases, breakCase(class, s.ID, br))
 		}
 	}
-	for _, c := range suite.Cases {
-		suite.Tests++
-		if c.Failure != nil {
-			suite.Failures++
-		}
-		if c.Skipped != nil {
-			suite.Skipped++
-		}
-		if c.Error != nil {
-			suite.Errors++
-		}
-	}
-	doc := junitSuites{
-		Name:     "gauntlet",
-		Tests:    suite.Tests,
-		Failures: suite.Failures,
-		Errors:   suite.Errors,
-		Skipped:  suite.Skipped,
-		Time:     suite.Time,
-		Suites:   []junitSuite{suite},
-	}
-
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	enc := xml.NewEncoder(&b)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("evidence: junit %s: encode: %w", r.Estate.Name, err)
-	}
-	b.WriteString("\n")
-	if _, err := w.Write(b.Bytes()); err != nil {
-		return fmt.Errorf("evidence: junit %s: write: %w", r.Estate.Name, err)
+	doc := junit.Suites{Name: "gauntlet", Time: suite.Time, Suites: []junit.Suite{suite}}
+	if err := junit.Write(w, doc); err != nil {
+		return fmt.Errorf("evidence: %w", err)
 	}
 	return nil
 }
 
 // verdictCase is a stage's or a check's testcase, time 0.
-func verdictCase(class, name string, v result.Verdict, detail, reason string) junitCase {
-	c := junitCase{Classname: class, Name: name, Time: seconds(0)}
+func verdictCase(class, name string, v result.Verdict, detail, reason string) junit.Case {
+	c := junit.Case{Classname: class, Name: name, Time: seconds(0)}
 	switch v {
 	case result.Pass:
 		c.SystemOut = detail
 	case result.NotRun:
-		c.Skipped = &junitSkipped{Message: reasonText(reason)}
+		c.Skipped = &junit.Skipped{Message: reasonText(reason)}
 	case result.NotApplicable:
 		// The estate's shape cannot carry it: not a pass, not a fail.
-		c.Skipped = &junitSkipped{Message: "not applicable to this estate: " + reasonText(reason)}
+		c.Skipped = &junit.Skipped{Message: "not applicable to this estate: " + reasonText(reason)}
 	case result.Limitation:
 		// Stock fails it the same way: not the engine's fail, not a pass.
-		c.Skipped = &junitSkipped{Message: "limitation: stock fails it the same way: " + orDefault(oneline.First(detail, 200), "no detail recorded")}
+		c.Skipped = &junit.Skipped{Message: "limitation: stock fails it the same way: " + orDefault(oneline.First(detail, 200), "no detail recorded")}
 	case result.Fail:
-		c.Failure = &junitFailure{
+		c.Failure = &junit.Failure{
 			Message: orDefault(oneline.First(detail, 200), "failed, no detail recorded"),
 			Type:    "fail",
 			Text:    detail,
 		}
 	default:
-		c.Failure = &junitFailure{
+		c.Failure = &junit.Failure{
 			Message: verdictWord(v),
 			Type:    "unknown_verdict",
 			Text:    detail,
@@ -180,8 +92,8 @@ func verdictCase(class, name string, v result.Verdict, detail, reason string) ju
 	return c
 }
 
-func breakCase(class, stageID string, br result.Break) junitCase {
-	c := junitCase{Classname: class, Name: stageID + "/" + breakLabel(br.Name), Time: seconds(0)}
+func breakCase(class, stageID string, br result.Break) junit.Case {
+	c := junit.Case{Classname: class, Name: stageID + "/" + breakLabel(br.Name), Time: seconds(0)}
 	text := "corruption: " + orDefault(br.Corruption, "not recorded") + "\nassertion said: " + orDefault(br.Detail, "nothing recorded")
 	if br.Failed {
 		c.SystemOut = text
@@ -198,21 +110,21 @@ func breakCase(class, stageID string, br result.Break) junitCase {
 	if br.EngineFinding {
 		msg = "engine finding: the subject missed a corruption stock notices"
 	}
-	c.Failure = &junitFailure{Message: msg, Type: "break_not_failed", Text: text}
+	c.Failure = &junit.Failure{Message: msg, Type: "break_not_failed", Text: text}
 	return c
 }
 
-func junitProperties(r *result.Run) []junitProperty {
-	props := []junitProperty{
-		{"engine", engineLabel(r.Subject)},
-		{"engine.pinned", r.Subject.Pinned},
-		{"oracle", engineLabel(r.Oracle)},
-		{"oracle.pinned", r.Oracle.Pinned},
-		{"substrate", r.Substrate},
-		{"commit", r.Commit},
-		{"exit_code", fmt.Sprint(r.ExitCode)},
-		{"clear", fmt.Sprint(r.Clear())},
-		{"reproduce", r.Reproduce},
+func junitProperties(r *result.Run) []junit.Property {
+	props := []junit.Property{
+		{Name: "engine", Value: engineLabel(r.Subject)},
+		{Name: "engine.pinned", Value: r.Subject.Pinned},
+		{Name: "oracle", Value: engineLabel(r.Oracle)},
+		{Name: "oracle.pinned", Value: r.Oracle.Pinned},
+		{Name: "substrate", Value: r.Substrate},
+		{Name: "commit", Value: r.Commit},
+		{Name: "exit_code", Value: fmt.Sprint(r.ExitCode)},
+		{Name: "clear", Value: fmt.Sprint(r.Clear())},
+		{Name: "reproduce", Value: r.Reproduce},
 	}
 	props = append(props, cancelledProperty(r)...)
 	out := props[:0]
