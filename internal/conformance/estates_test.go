@@ -16,14 +16,7 @@ import (
 // ledger is verified in its repository, and its rows prove nothing.
 func TestRunAtMissingCommit(t *testing.T) {
 	r := newRepo(t)
-	tree, err := NewTree(context.Background(), r.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := tree.Inputs("e1", "local", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := r.inputsNow("e1", "local")
 	res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Subject: pinnedTofu(),
 		Oracle: result.Engine{Name: "terraform", Version: "1.11.4", SHA256: tfSHA, Pinned: "1.11.4"}, Substrate: "local substrate",
 		Commit: strings.Repeat("ab", 20), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), Stages: []result.Stage{crashPass()}}

@@ -25,6 +25,20 @@ func (r *repo) verifyIn() *Ledger {
 	return l
 }
 
+// inputsNow are the inputs a run of estate on substrate has at the tree now.
+func (r *repo) inputsNow(estate, substrate string) *Inputs {
+	r.t.Helper()
+	tree, err := NewTree(context.Background(), r.dir)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	in, err := tree.Inputs(estate, substrate, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return in
+}
+
 func (r *repo) everyEstateOnLocal() {
 	r.t.Helper()
 	p := filepath.Join(r.dir, "conformance/requirements.yaml")
@@ -105,14 +119,7 @@ func TestFailureStaysUntilRerun(t *testing.T) {
 // corruptions, or whose oracle was replayed from a tape, is never a row.
 func TestSabotagedOrReplayedNeverRecorded(t *testing.T) {
 	r := newRepo(t)
-	tree, err := NewTree(context.Background(), r.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := tree.Inputs("e1", "local", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := r.inputsNow("e1", "local")
 	ib, _ := in.Encode()
 	for name, tamper := range map[string]func(*result.Run){
 		"sabotaged": func(r *result.Run) { r.Sabotaged = true },
@@ -211,14 +218,7 @@ func TestRunMustBeOfThisHistory(t *testing.T) {
 // lacks - the way a failing stage could claim only a made-up requirement.
 func TestKeptRegistryCannotWiden(t *testing.T) {
 	r := newRepo(t)
-	tree, err := NewTree(context.Background(), r.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := tree.Inputs("e1", "local", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := r.inputsNow("e1", "local")
 	in.Requirements["GAUNT-MADE-UP-01"] = strings.Repeat("0", 64)
 	res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Subject: pinnedTofu(),
 		Oracle: result.Engine{Name: "terraform", Version: "1.11.4", SHA256: tfSHA, Pinned: "1.11.4"}, Substrate: "local substrate",
