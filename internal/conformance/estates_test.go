@@ -17,7 +17,7 @@ import (
 func TestRunAtMissingCommit(t *testing.T) {
 	r := newRepo(t)
 	in := r.inputsNow("e1", "local")
-	res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Subject: pinnedTofu(),
+	res := &result.Run{Estate: result.Estate{Name: "e1"}, Subject: pinnedTofu(),
 		Oracle: result.Engine{Name: "terraform", Version: "1.11.4", SHA256: tfSHA, Pinned: "1.11.4"}, Substrate: "local substrate",
 		Commit: strings.Repeat("ab", 20), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), Stages: []result.Stage{crashPass()}}
 	id := RunID(res, "local")

@@ -125,7 +125,7 @@ func TestSabotagedOrReplayedNeverRecorded(t *testing.T) {
 		"sabotaged": func(r *result.Run) { r.Sabotaged = true },
 		"replayed":  func(r *result.Run) { r.OracleReplay = "out/tape/oracle.json" },
 	} {
-		res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Subject: pinnedTofu(), Commit: strings.Repeat("ab", 20),
+		res := &result.Run{Estate: result.Estate{Name: "e1"}, Subject: pinnedTofu(), Commit: strings.Repeat("ab", 20),
 			StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), Stages: []result.Stage{crashPass()}}
 		tamper(res)
 		rb, _ := json.Marshal(res)
@@ -220,7 +220,7 @@ func TestKeptRegistryCannotWiden(t *testing.T) {
 	r := newRepo(t)
 	in := r.inputsNow("e1", "local")
 	in.Requirements["GAUNT-MADE-UP-01"] = strings.Repeat("0", 64)
-	res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Subject: pinnedTofu(),
+	res := &result.Run{Estate: result.Estate{Name: "e1"}, Subject: pinnedTofu(),
 		Oracle: result.Engine{Name: "terraform", Version: "1.11.4", SHA256: tfSHA, Pinned: "1.11.4"}, Substrate: "local substrate",
 		Commit: r.git("rev-parse", "HEAD"), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
 		Stages: []result.Stage{stg("day2_crash", result.Fail, []string{"GAUNT-MADE-UP-01"})}}

@@ -135,8 +135,6 @@ func BuildRows(id string, runJSON, inputsJSON []byte) ([]Row, error) {
 		return nil, fmt.Errorf("the run came from uncommitted changes (commit %q)", run.Commit)
 	case in.Estate != run.Estate.Name:
 		return nil, fmt.Errorf("inputs.json is for estate %s, run.json for %s", in.Estate, run.Estate.Name)
-	case in.Corpus != run.Estate.SourceSHA256:
-		return nil, fmt.Errorf("inputs.json's corpus file is sha256 %s, run.json's estate block says %s: the folder is another estate's run", in.Corpus, run.Estate.SourceSHA256)
 	case RunID(&run, in.Substrate) != id:
 		return nil, fmt.Errorf("the folder is named %s, its run is %s", id, RunID(&run, in.Substrate))
 	}

@@ -162,7 +162,7 @@ func (r *repo) record(rn run) (string, error) {
 		in.Requirements = nil
 	}
 	res := &result.Run{
-		Estate: result.Estate{Name: rn.estate, SourceSHA256: in.Corpus}, Subject: rn.engine,
+		Estate: result.Estate{Name: rn.estate}, Subject: rn.engine,
 		Oracle:    result.Engine{Name: "terraform", Version: "1.11.4", SHA256: tfSHA, Pinned: "1.11.4"},
 		Substrate: rn.substrate + " substrate", Commit: r.git("rev-parse", "HEAD"),
 		StartedAt: time.Date(2026, 11, 30, 10, r.n, 0, 0, time.UTC), Stages: rn.stages,

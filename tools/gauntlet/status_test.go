@@ -258,7 +258,7 @@ func TestStatusUsageAndHygieneHoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &result.Run{Estate: result.Estate{Name: "e1", SourceSHA256: in.Corpus}, Commit: strings.Repeat("ab", 20), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
+	res := &result.Run{Estate: result.Estate{Name: "e1"}, Commit: strings.Repeat("ab", 20), StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
 		Stages: []result.Stage{{ID: "day2_crash", Verdict: result.Pass, Requirements: []string{"GAUNT-DAY2-CRASH-01"}}}}
 	id := conformance.RunID(res, "local")
 	rb, _ := json.Marshal(res)
