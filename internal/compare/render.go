@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -509,16 +510,29 @@ func chartGroup(e EstateReport, r Report) htmlreport.ChartGroup {
 			(row.Baseline.Verdict == result.NotRun || row.Baseline.Verdict == result.NotApplicable) {
 			continue
 		}
+		// A side that did not run the stage (stock in a subject-only
+		// stage) has no figure there: n/a, not a bar of 0.
+		ran := func(ms []int) bool { return len(ms) > 0 && slices.Max(ms) > 0 }
 		tm.Groups = append(tm.Groups, htmlreport.Group{Label: row.Stage, Values: []float64{
-			medianInt(row.Build.EngineMS) / 1000, medianInt(row.Baseline.EngineMS) / 1000, float64(row.Stock.EngineMS) / 1000}})
+			orNA(ran(row.Build.EngineMS), medianInt(row.Build.EngineMS)/1000), orNA(ran(row.Baseline.EngineMS), medianInt(row.Baseline.EngineMS)/1000),
+			orNA(row.Stock.EngineMS > 0, float64(row.Stock.EngineMS)/1000)}})
 		rq.Groups = append(rq.Groups, htmlreport.Group{Label: row.Stage, Values: []float64{
-			medianInt(row.Build.Requests), medianInt(row.Baseline.Requests), float64(row.Stock.Requests)}})
+			orNA(ran(row.Build.EngineMS), medianInt(row.Build.Requests)), orNA(ran(row.Baseline.EngineMS), medianInt(row.Baseline.Requests)),
+			orNA(row.Stock.EngineMS > 0, float64(row.Stock.Requests))}})
 	}
 	g := htmlreport.ChartGroup{Title: e.Name, Charts: []htmlreport.Chart{tm, rq}}
 	for _, l := range e.Evidence {
 		g.Links = append(g.Links, htmlreport.Link{Label: l.Label, Href: l.Href})
 	}
 	return g
+}
+
+// orNA is v where a side has it, else NaN (drawn n/a).
+func orNA(has bool, v float64) float64 {
+	if !has {
+		return math.NaN()
+	}
+	return v
 }
 
 func medianInt(xs []int) float64 {

@@ -100,7 +100,8 @@ type Chart struct {
 	Groups      []Group
 }
 
-// Group is one label's values, one per series.
+// Group is one label's values, one per series; NaN is a series with no
+// value there, drawn as n/a.
 type Group struct {
 	Label  string
 	Values []float64
@@ -162,7 +163,9 @@ func layout(c Chart) svgChart {
 	top := 0.0
 	for _, g := range c.Groups {
 		for _, v := range g.Values {
-			top = math.Max(top, v)
+			if !math.IsNaN(v) {
+				top = math.Max(top, v)
+			}
 		}
 	}
 	scale := 0.0
@@ -188,8 +191,14 @@ func layout(c Chart) svgChart {
 			if i < len(c.Series) {
 				name = c.Series[i]
 			}
-			s.Bars = append(s.Bars, svgBar{X: labelW, Y: y, W: round(w), H: barH, Series: i % 9, Value: short(v),
-				VX: labelW + w + 4, Title: strings.TrimSpace(fmt.Sprintf("%s · %s: %s %s", g.Label, name, short(v), c.Unit))})
+			value, unit := short(v), c.Unit
+			if math.IsNaN(v) {
+				// A series that has no value here (a side that did not
+				// run the stage) reads n/a, never a bar of 0.
+				w, value, unit = 0, "n/a", ""
+			}
+			s.Bars = append(s.Bars, svgBar{X: labelW, Y: y, W: round(w), H: barH, Series: i % 9, Value: value,
+				VX: labelW + w + 4, Title: strings.TrimSpace(fmt.Sprintf("%s · %s: %s %s", g.Label, name, value, unit))})
 			y += barH + barGap
 		}
 		y += rowGap - barGap

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,14 @@ func TestThePageEscapesWhatItIsGiven(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"`) {
 		t.Errorf("the page lost its Content-Security-Policy")
+	}
+}
+
+// TestNoValueIsNA: a series without a value in a group is drawn n/a, with
+// no bar, and does not set the scale.
+func TestNoValueIsNA(t *testing.T) {
+	s := layout(Chart{Title: "t", Unit: "s", Series: []string{"build", "stock"}, Groups: []Group{{Label: "migrate", Values: []float64{4, math.NaN()}}}})
+	if len(s.Bars) != 2 || s.Bars[1].Value != "n/a" || s.Bars[1].W != 0 || s.Bars[1].Title != "migrate · stock: n/a" || s.Bars[0].W != barsW {
+		t.Errorf("bars %+v", s.Bars)
 	}
 }
