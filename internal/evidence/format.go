@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -104,13 +105,25 @@ func shortCommit(c string) string {
 	return hash
 }
 
+// ansi is a terminal escape sequence (colour, cursor): an engine call made
+// without -no-color prints them, and a page shows them as "[0m[1m".
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// plain is s without terminal escape sequences.
+func plain(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	return ansi.ReplaceAllString(s, "")
+}
+
 // cell makes s safe as one GitHub-flavoured-markdown table cell: pipes are
 // escaped so they cannot split the cell, backslashes are doubled first so
 // a backslash in the text cannot swallow that escape, "<" becomes "&lt;"
 // so text like "<none>" is not read as an HTML tag, and line breaks (any
 // of \r\n, \r, \n) become <br> because a raw newline ends the table row.
 func cell(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(plain(s))
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
@@ -139,7 +152,7 @@ func cell(s string) string {
 // "#", "|" or "-" would otherwise turn into a heading, table or list) and
 // "<" becomes "&lt;".
 func prose(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(plain(s))
 	if strings.ContainsAny(s, "\r\n") {
 		lines := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
 		for i := range lines {

@@ -81,3 +81,15 @@ func TestProseAndSpans(t *testing.T) {
 		t.Errorf("sentence kept punctuation badly: %q", got)
 	}
 }
+
+// TestNoTerminalEscapes: colour codes an engine prints without -no-color
+// never reach the page, in a cell or in prose.
+func TestNoTerminalEscapes(t *testing.T) {
+	in := "\x1b[31m\x1b[1mError:\x1b[0m state rm failed"
+	if got := cell(in); got != "Error: state rm failed" {
+		t.Errorf("cell: %q", got)
+	}
+	if got := prose(in); got != "Error: state rm failed" {
+		t.Errorf("prose: %q", got)
+	}
+}
