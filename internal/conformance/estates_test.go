@@ -90,7 +90,7 @@ func TestDeclinedEstate(t *testing.T) {
 	// Without the declaration e2's not-run is its own cell's failure, and
 	// the gate blocks on it; a stage that did not run exercises nothing.
 	wantProof(t, rep, reqCrash, Proven, "")
-	if g, _ := rep.Gate(nil); g.Code != ExitFailed || !strings.Contains(strings.Join(g.Blocking, "\n"), "estate e2 on local failed") {
+	if g, _ := rep.Gate(nil); g.Code != ExitFailed || !blockingHas(g, "estate e2 on local failed") {
 		t.Errorf("e2 not declining its not-run stage: gate %+v, want it blocked on e2's cell", g)
 	}
 	declined = true

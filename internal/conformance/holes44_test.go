@@ -56,9 +56,10 @@ func gateOf(t *testing.T, rep *Report) Gate {
 
 func blockingHas(g Gate, s string) bool { return strings.Contains(strings.Join(g.Blocking, "\n"), s) }
 
-// TestEveryEstateIsRequired: with every_estate, an estate with no recorded
-// run blocks the gate (a new estate, or one broken so it cannot run), and
-// record --stale lists exactly it; once recorded at the tree, it does not.
+// TestEveryEstateIsRequired: with every_estate, the gate waits for an
+// estate with no recorded run (exit 4) and record --stale lists it; once
+// recorded at the tree it is proven, and once its run speaks for another
+// tree (its estate.yaml changed) it blocks (exit 1).
 func TestEveryEstateIsRequired(t *testing.T) {
 	r := newRepo(t)
 	r.everyEstateOnLocal()
@@ -67,8 +68,8 @@ func TestEveryEstateIsRequired(t *testing.T) {
 	w := r.world()
 	w.Estates = []string{"e1", "e2"}
 	rep := r.deriveWith(w)
-	if g := gateOf(t, rep); g.Code != ExitFailed || !blockingHas(g, "estate e2 on local not-run") || blockingHas(g, "estate e1") {
-		t.Errorf("e2 unrecorded: gate %+v, want it blocked on e2's cell alone", g)
+	if g := gateOf(t, rep); g.Code != ExitWaiting || !strings.Contains(strings.Join(g.Waiting, "\n"), "estate e2 on local not-run") || blockingHas(g, "estate e1") {
+		t.Errorf("e2 unrecorded: gate %+v, want it waiting for e2's cell alone", g)
 	}
 	l, _ := Verify(r.ledger(), r.runs())
 	needs, err := StaleCells(w, l)
@@ -88,8 +89,13 @@ func TestEveryEstateIsRequired(t *testing.T) {
 			t.Errorf("estate cell %+v, want proven", e)
 		}
 	}
-	if g := gateOf(t, rep); blockingHas(g, "estate ") {
+	if g := gateOf(t, rep); blockingHas(g, "estate ") || strings.Contains(strings.Join(g.Waiting, "\n"), "estate ") {
 		t.Errorf("every estate recorded: gate %+v", g)
+	}
+	r.write("estates/e2/estate.yaml", "name: e2\ntitle: edited since its run\n")
+	r.commit("e2's estate.yaml edited")
+	if g := gateOf(t, r.deriveWith(w)); g.Code != ExitFailed || !blockingHas(g, "estate e2 on local stale") {
+		t.Errorf("e2 edited since its run: gate %+v, want it blocked on e2's stale cell", g)
 	}
 }
 

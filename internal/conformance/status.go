@@ -524,9 +524,9 @@ type Gate struct {
 
 // Gate judges the requirements ids (all of them when ids is empty): exit
 // 0 when every one is proven (or a documented gap), 1 when any failed, is
-// stale or unbacked, a required estate cell is not proven, or the ledger
-// has a problem, else 4 when only not-run, partial or unprovable ones
-// remain.
+// stale or unbacked, a required estate cell's latest run failed or is
+// stale, or the ledger has a problem, else 4 when only not-run, partial or
+// unprovable ones (an estate cell never recorded among them) remain.
 func (r *Report) Gate(ids []string) (Gate, error) {
 	var g Gate
 	byID := map[string]Status{}
@@ -558,8 +558,16 @@ func (r *Report) Gate(ids []string) (Gate, error) {
 		g.Blocking = append(g.Blocking, "ledger "+p.String())
 	}
 	for _, e := range r.Estates {
-		if e.Required && e.Proof != Proven {
-			g.Blocking = append(g.Blocking, fmt.Sprintf("estate %s on %s %s: %s", e.Estate, e.Substrate, e.Proof, e.Why))
+		line := fmt.Sprintf("estate %s on %s %s: %s", e.Estate, e.Substrate, e.Proof, e.Why)
+		switch {
+		case !e.Required || e.Proof == Proven:
+		case e.Proof == NotRun:
+			// Never recorded: waited for, as a requirement's unrecorded
+			// cell is. A recorded run that failed, or that speaks for
+			// another tree, blocks.
+			g.Waiting = append(g.Waiting, line)
+		default:
+			g.Blocking = append(g.Blocking, line)
 		}
 	}
 	switch {
