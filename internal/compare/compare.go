@@ -384,11 +384,7 @@ func deltaWords(ds []RequestDelta) string {
 // the repetitions), with the percentage: the line a reviewer reads first.
 func totalWords(row StageRow) string {
 	a, b := medianInt(row.Baseline.Requests), medianInt(row.Build.Requests)
-	s := fmt.Sprintf("%.0f -> %.0f requests", a, b)
-	if a > 0 && a != b {
-		s += fmt.Sprintf(" (%+.0f%%)", (b-a)/a*100)
-	}
-	return s + "; by kind: "
+	return fmt.Sprintf("%.0f -> %.0f requests", a, b) + percent(a, b) + "; by kind: "
 }
 
 func difference(estate string, row StageRow, kind, what string) Difference {

@@ -73,11 +73,16 @@ func Summary(w io.Writer, r Report) error {
 
 // change is "before -> after (+p%)" in the given format.
 func change(before, after float64, format string) string {
-	s := fmt.Sprintf(format+" -> "+format, before, after)
+	return fmt.Sprintf(format+" -> "+format, before, after) + percent(before, after)
+}
+
+// percent is " (+p%)", how far after is from before; "" when they are
+// equal or before is 0.
+func percent(before, after float64) string {
 	if before > 0 && before != after {
-		s += fmt.Sprintf(" (%+.0f%%)", (after-before)/before*100)
+		return fmt.Sprintf(" (%+.0f%%)", (after-before)/before*100)
 	}
-	return s
+	return ""
 }
 
 // JUnit writes junit.xml: a suite per estate, a case per stage; a new
