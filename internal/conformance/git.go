@@ -235,6 +235,27 @@ func (g Git) LedgerGrew(ctx context.Context, path string) ([]string, error) {
 	return problems, nil
 }
 
+// Links lists the symbolic links committed at HEAD under dir: a ledger's
+// evidence is files of their own, and a committed link could make one
+// run's folder speak for another (or for a file outside the repository).
+func (g Git) Links(ctx context.Context, dir string) ([]string, error) {
+	out, err := g.run(ctx, "ls-tree", "-r", "HEAD", "--", dir)
+	if err != nil {
+		return nil, err
+	}
+	var links []string
+	for _, line := range strings.Split(out, "\n") {
+		mode, rest, ok := strings.Cut(line, " ")
+		if !ok || mode != "120000" {
+			continue
+		}
+		if _, path, ok := strings.Cut(rest, "\t"); ok {
+			links = append(links, path)
+		}
+	}
+	return links, nil
+}
+
 // registryAt reads the requirement IDs of the registry as committed at a
 // commit, once per commit. Only the IDs: the registry's schema has grown
 // since the first runs (estates, substrates), and a strict parse would

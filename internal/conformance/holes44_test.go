@@ -174,6 +174,45 @@ func TestRunFolderMustBeItsEstates(t *testing.T) {
 		}
 		r.write(filepath.Join("conformance/runs", id, f), keep)
 	}
+	// A file linked to the same place in a mirror of the runs folder (as
+	// Bazel's runfiles are) speaks for itself; linked to another folder's
+	// file, or to a file of another name, it does not.
+	mirror := filepath.Join(t.TempDir(), "runs", id)
+	os.MkdirAll(filepath.Dir(mirror), 0o755)
+	if out, err := exec.Command("cp", "-r", dir, mirror).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	link := func(target string) {
+		t.Helper()
+		p := filepath.Join(dir, RunJSON)
+		os.Remove(p)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(filepath.Join(mirror, RunJSON))
+	if l := r.verifyIn(); len(l.Problems) != 0 {
+		t.Errorf("run.json linked to its mirror: problems %v, want none", l.Problems)
+	}
+	if links, err := (Git{Dir: r.dir}).Links(context.Background(), "conformance"); err != nil || len(links) != 0 {
+		t.Errorf("links committed before any: %v %v", links, err)
+	}
+	r.commit("run.json committed as a link")
+	if links, err := (Git{Dir: r.dir}).Links(context.Background(), "conformance"); err != nil || len(links) != 1 || links[0] != filepath.Join("conformance/runs", id, RunJSON) {
+		t.Errorf("a committed link: Links = %v %v, want the one run.json", links, err)
+	}
+	for _, target := range []string{filepath.Join(mirror, InputsJSON), filepath.Join(filepath.Dir(mirror), "other", RunJSON)} {
+		os.MkdirAll(filepath.Dir(target), 0o755)
+		os.WriteFile(target, []byte(mustRead(t, filepath.Join(mirror, RunJSON))), 0o644)
+		link(target)
+		if l := r.verifyIn(); len(l.Problems) == 0 || !strings.Contains(l.Problems[0].What, "symbolic link") {
+			t.Errorf("run.json linked to %s: problems %v", target, l.Problems)
+		}
+	}
+	link(filepath.Join(mirror, RunJSON))
+	os.Remove(filepath.Join(dir, RunJSON))
+	r.write(filepath.Join("conformance/runs", id, RunJSON), mustRead(t, filepath.Join(mirror, RunJSON)))
+
 	// The folder replaced by a link to a copy of itself.
 	elsewhere := filepath.Join(t.TempDir(), id)
 	if out, err := exec.Command("cp", "-r", dir, elsewhere).CombinedOutput(); err != nil {

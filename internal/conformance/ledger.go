@@ -270,15 +270,24 @@ func readRunFolder(runsDir, id string) (runJSON, inputsJSON []byte, err error) {
 		return nil, nil, fmt.Errorf("run id %q is not a folder name", id)
 	}
 	dir := filepath.Join(runsDir, id)
-	// A run folder and what it keeps are files of their own: a link could
-	// make one run's evidence speak for another folder.
-	for _, p := range []string{dir, filepath.Join(dir, RunJSON), filepath.Join(dir, InputsJSON), filepath.Join(dir, EvidenceMD), filepath.Join(dir, JUnitXML)} {
+	// A run folder is a folder of its own and what it keeps is its own: a
+	// link could make one run's evidence speak for another folder. A file
+	// linked to the same place in a mirror of the runs folder (Bazel's
+	// runfiles link every file so) speaks only for itself; a link committed
+	// to the repository is refused by hygiene (Git.Links).
+	if fi, err := os.Lstat(dir); err != nil {
+		return nil, nil, fmt.Errorf("run folder %s: %w", dir, err)
+	} else if fi.Mode()&os.ModeSymlink != 0 {
+		return nil, nil, fmt.Errorf("run folder %s: the folder is a symbolic link", dir)
+	}
+	for _, name := range []string{RunJSON, InputsJSON, EvidenceMD, JUnitXML} {
+		p := filepath.Join(dir, name)
 		fi, err := os.Lstat(p)
 		switch {
 		case err != nil:
 			return nil, nil, fmt.Errorf("run folder %s: %w", dir, err)
-		case fi.Mode()&os.ModeSymlink != 0:
-			return nil, nil, fmt.Errorf("run folder %s: %s is a symbolic link", dir, filepath.Base(p))
+		case fi.Mode()&os.ModeSymlink != 0 && !mirrored(p, runsDir, id, name):
+			return nil, nil, fmt.Errorf("run folder %s: %s is a symbolic link to another place than its own", dir, name)
 		}
 	}
 	if runJSON, err = os.ReadFile(filepath.Join(dir, RunJSON)); err != nil {
@@ -288,6 +297,18 @@ func readRunFolder(runsDir, id string) (runJSON, inputsJSON []byte, err error) {
 		return nil, nil, fmt.Errorf("run folder %s: %w", dir, err)
 	}
 	return runJSON, inputsJSON, nil
+}
+
+// mirrored reports whether the link at p resolves to a file at the same
+// place in another copy of the runs folder: <runs>/<id>/<name>.
+func mirrored(p, runsDir, id, name string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	folder := filepath.Dir(real)
+	return filepath.Base(real) == name && filepath.Base(folder) == id &&
+		filepath.Base(filepath.Dir(folder)) == filepath.Base(filepath.Clean(runsDir))
 }
 
 // readLines returns the ledger's lines without their newlines; a missing

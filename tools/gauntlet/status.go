@@ -479,6 +479,13 @@ func runHygiene(ctx context.Context, reg *conformance.Registry, cov conformance.
 	for _, p := range grew {
 		problems = append(problems, "append-only in history: "+p)
 	}
+	links, err := g.Links(ctx, filepath.Dir(ledgerPath))
+	if err != nil {
+		return err
+	}
+	for _, l := range links {
+		problems = append(problems, fmt.Sprintf("%s is committed as a symbolic link: a run's evidence is files of its own; commit the file itself", l))
+	}
 	why := "--base"
 	if base == "" {
 		if base, why, err = g.Base(ctx); err != nil {
