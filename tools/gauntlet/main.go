@@ -43,6 +43,8 @@ func commands(stdout io.Writer) []cli.Command {
 		kindNodeImageCommand(),
 		versionCommand(),
 		docsCLICommand(),
+		docsBugsCommand(),
+		docsCoverageCommand(),
 	}
 }
 
