@@ -28,6 +28,7 @@ func commands(stdout io.Writer) []cli.Command {
 		runCommand(),
 		listCommand(),
 		matrixCommand(),
+		bisectCommand(),
 		compareCommand(),
 		mutantsCommand(),
 		recordCommand(),

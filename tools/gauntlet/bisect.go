@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/bisect"
+	"github.com/gauntlet-k8s/gauntlet/internal/bugs"
+	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
+	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
+	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
+)
+
+func bisectCommand() cli.Command {
+	return cli.Command{
+		Name: "bisect", Args: "<estate>", MinArgs: 1, MaxArgs: 1,
+		Summary: "find the pinned release where a stage's finding appears or goes, by running that stage on the engines between two",
+		Doc: "Orders the pinned engines of one family from --good to --bad (either may be the older: a bug that appeared, or one " +
+			"that was fixed), runs the estate's --stage (with the stages it depends on) on both ends, then halves the span until " +
+			"two adjacent releases differ: bad is the stage failing (with --finding's text, when given), good is the stage passing, " +
+			"anything else is skipped and stepped around. Writes bisect.md, bisect.json and each step's evidence in a folder per " +
+			"engine. Narrowing to a commit between two releases needs engines built from any version, which gauntlet does not " +
+			"build yet: it says so.",
+		Examples: []cli.Example{
+			{What: "where tofu stopped losing provider functions in parentheses", Command: `gauntlet bisect reference-provider-functions --stage migrate --bad tofu@1.8.11 --good tofu@1.12.6 --finding "Call to unknown function"`},
+		},
+		Setup: func(fs *cli.FlagSet) cli.Action {
+			var f bisectFlags
+			f.tf = &toolchainFlags{}
+			f.tf.register(fs, false)
+			estates := registerEstates(fs)
+			fs.StringVar(&f.stage, "stage", "", "the stage `ID` whose outcome is sought (required)")
+			fs.StringVar(&f.good, "good", "", "a pinned `ENGINE` on which the stage passes, such as tofu@1.12.6 (required)")
+			fs.StringVar(&f.bad, "bad", "", "a pinned `ENGINE` of the same family on which the stage fails (required)")
+			fs.StringVar(&f.finding, "finding", "", "the `TEXT` a bad run's stage detail or a check must carry (default: any fail is bad)")
+			fs.StringVar(&f.out, "out", "", "the `DIR` to write bisect.md, bisect.json and one evidence folder per engine to (default: out/bisect/<estate>)")
+			return func(ctx context.Context, args []string) error {
+				if f.stage == "" || f.good == "" || f.bad == "" {
+					return cli.Usagef("bisect", "--stage, --good and --bad are required")
+				}
+				if !stage.Default().Known(f.stage) {
+					return cli.Usagef("bisect", "--stage %s is not a stage (stages: %s)", f.stage, strings.Join(stage.Default().IDs(), ", "))
+				}
+				f.estates = *estates
+				f.reproduce = "go run ./tools/gauntlet bisect " + strings.Join(fs.CommandLine(), " ")
+				return runBisect(ctx, args[0], f)
+			}
+		},
+	}
+}
+
+type bisectFlags struct {
+	tf                                                 *toolchainFlags
+	estates, stage, good, bad, finding, out, reproduce string
+}
+
+// bisectCandidates lists the pinned engines of good's and bad's family
+// from the older of the two to the newer, and the indices of good and bad.
+func bisectCandidates(pins *toolchain.Pins, good, bad string) (refs []toolchain.EngineRef, gi, bi int, err error) {
+	g, err := pins.Engine(good)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	b, err := pins.Engine(bad)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if g.Engine != b.Engine {
+		return nil, 0, 0, fmt.Errorf("--good %s and --bad %s are of two engines: bisect within one", g, b)
+	}
+	if g == b {
+		return nil, 0, 0, fmt.Errorf("--good and --bad are the same engine, %s", g)
+	}
+	for _, e := range pins.Engines() {
+		if e.Engine == g.Engine {
+			refs = append(refs, e)
+		}
+	}
+	gi = slices.Index(refs, g)
+	bi = slices.Index(refs, b)
+	lo, hi := min(gi, bi), max(gi, bi)
+	return refs[lo : hi+1], gi - lo, bi - lo, nil
+}
+
+func runBisect(ctx context.Context, name string, f bisectFlags) error {
+	pins, err := toolchain.DefaultPins()
+	if err != nil {
+		return err
+	}
+	refs, _, _, err := bisectCandidates(pins, f.good, f.bad)
+	if err != nil {
+		return cli.Usagef("bisect", "%v", err)
+	}
+	if f.out == "" {
+		f.out = filepath.Join("out", "bisect", name)
+	}
+	var names []string
+	for _, e := range refs {
+		names = append(names, e.String())
+	}
+	fmt.Printf("bisect %s, stage %s: %d pinned engines, %s\n", name, f.stage, len(names), strings.Join(names, ", "))
+	probe := func(ctx context.Context, engine string) (bisect.Step, error) {
+		dir := filepath.Join(f.out, strings.ReplaceAll(engine, "@", "-"))
+		res, err := runOne(ctx, runParams{name: name, estates: f.estates, out: dir, sides: sideFlags{engine: engine, substrate: "local"},
+			stages: []string{f.stage}, tf: *f.tf, reproduce: f.reproduce})
+		if err != nil {
+			return bisect.Step{}, err
+		}
+		s := judgeProbe(res, f.stage, f.finding)
+		s.Engine = engine
+		s.Evidence = filepath.ToSlash(filepath.Join(filepath.Base(dir), evidence.MarkdownFile))
+		fmt.Printf("bisect: %s is %s: %s\n", engine, s.Outcome, s.Why)
+		return s, nil
+	}
+	r, runErr := bisect.Run(ctx, names, 0, len(names)-1, probe)
+	if r == nil {
+		return runErr
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	md, err := os.Create(filepath.Join(f.out, "bisect.md"))
+	if err != nil {
+		return err
+	}
+	defer md.Close()
+	if err := bisect.Markdown(md, r, bisect.Page{Estate: name, Stage: f.stage, Finding: f.finding, Reproduce: f.reproduce}); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(f.out, "bisect.json"), append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Println("wrote", filepath.Join(f.out, "bisect.md"))
+	if runErr != nil {
+		return runErr
+	}
+	fmt.Printf("bisect: %s -> %s (exact: %v)\n", r.Before, r.After, r.Exact)
+	return nil
+}
+
+// judgeProbe places one engine's run: good when the stage passed, bad
+// when it failed saying the finding (any fail without one), skip else.
+func judgeProbe(res *result.Run, stageID, finding string) bisect.Step {
+	for i := range res.Stages {
+		st := &res.Stages[i]
+		if st.ID != stageID {
+			continue
+		}
+		switch {
+		case st.Verdict == result.Pass:
+			return bisect.Step{Outcome: bisect.Good, Why: stageID + " passed"}
+		case st.Verdict == result.Fail && finding == "":
+			return bisect.Step{Outcome: bisect.Bad, Why: stageID + " failed"}
+		case st.Verdict == result.Fail:
+			if line := bugs.Says(st, finding); line != "" {
+				return bisect.Step{Outcome: bisect.Bad, Why: stageID + " failed: " + line}
+			}
+			return bisect.Step{Outcome: bisect.Skip, Why: stageID + " failed without saying " + fmt.Sprintf("%q", finding)}
+		default:
+			why := string(st.Verdict)
+			if st.Cause != "" {
+				why += " (" + string(st.Cause) + ")"
+			}
+			return bisect.Step{Outcome: bisect.Skip, Why: stageID + " is " + why}
+		}
+	}
+	return bisect.Step{Outcome: bisect.Skip, Why: "the run has no stage " + stageID}
+}
