@@ -16,19 +16,7 @@ func TestBugCatalogueIsCurrent(t *testing.T) {
 	if err := writeBugs(&b, root); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(root, bugsMD)
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	have, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (write it: %s)", err, regenerateBugs)
-	}
-	if !bytes.Equal(have, b.Bytes()) {
-		t.Errorf("%s is out of date with %s and its runs: run `%s` (or go test ./tools/gauntlet -run TestBugCatalogueIsCurrent -update)", bugsMD, bugsYAML, regenerateBugs)
-	}
+	checkGenerated(t, filepath.Join(root, bugsMD), b.Bytes(), regenerateBugs)
 }
 
 // TestCoverageMapIsCurrent: every stage, estate and bug row of
@@ -40,17 +28,23 @@ func TestCoverageMapIsCurrent(t *testing.T) {
 	if err := writeCoverage(&b, root); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(root, coverageMD)
+	checkGenerated(t, filepath.Join(root, coverageMD), b.Bytes(), regenerateCoverage)
+}
+
+// checkGenerated fails when the committed file at path is not want, the
+// page its command prints now; with -update it rewrites the file first.
+func checkGenerated(t *testing.T, path string, want []byte, regenerate string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	have, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (write it: %s)", err, regenerateCoverage)
+		t.Fatalf("%v (write it: %s)", err, regenerate)
 	}
-	if !bytes.Equal(have, b.Bytes()) {
-		t.Errorf("%s is out of date with %s: run `%s` (or go test ./tools/gauntlet -run TestCoverageMapIsCurrent -update)", coverageMD, surfaceYAML, regenerateCoverage)
+	if !bytes.Equal(have, want) {
+		t.Errorf("%s is out of date: run `%s` (or go test ./tools/gauntlet -run %s -update)", path, regenerate, t.Name())
 	}
 }

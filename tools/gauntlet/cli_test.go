@@ -38,19 +38,7 @@ func TestCLIReferenceIsCurrent(t *testing.T) {
 	if err := app(&b, &b).Markdown(&b, regenerateCLIDoc); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "..", "docs", "cli.md")
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	have, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (write it: %s)", err, regenerateCLIDoc)
-	}
-	if !bytes.Equal(have, b.Bytes()) {
-		t.Errorf("docs/cli.md is out of date with the command table: run `%s` (or go test ./tools/gauntlet -run TestCLIReferenceIsCurrent -update)", regenerateCLIDoc)
-	}
+	checkGenerated(t, filepath.Join("..", "..", "docs", "cli.md"), b.Bytes(), regenerateCLIDoc)
 }
 
 // TestEveryCommandIsDocumented: each command has a paragraph, one to
