@@ -94,8 +94,23 @@ func (fs *FlagSet) Env(name, env string) {
 }
 
 // CommandLine is the command's arguments as typed, flags included (for
-// a run's "reproduce it" line).
-func (fs *FlagSet) CommandLine() []string { return fs.line }
+// a run's "reproduce it" line), each quoted for a POSIX shell where it
+// needs it, so the line joined by spaces can be pasted back.
+func (fs *FlagSet) CommandLine() []string {
+	out := make([]string, len(fs.line))
+	for i, a := range fs.line {
+		out[i] = shellQuote(a)
+	}
+	return out
+}
+
+// shellQuote is a in single quotes when a shell would split or expand it.
+func shellQuote(a string) string {
+	if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=@:,+%") == "" {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
 
 // UsageError is a wrong command line: exit 2, with a pointer to -h.
 type UsageError struct {

@@ -187,3 +187,19 @@ func TestHelpAndReference(t *testing.T) {
 		}
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"--stage":                  "--stage",
+		"tofu@1.8.11":              "tofu@1.8.11",
+		"--out=a/b":                "--out=a/b",
+		"Call to unknown function": "'Call to unknown function'",
+		`say "it's"`:               `'say "it'\''s"'`,
+		"":                         "''",
+		"$HOME":                    "'$HOME'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
