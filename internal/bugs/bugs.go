@@ -48,6 +48,9 @@ type Bug struct {
 	// Difference is set for a behaviour that is not a bug but differs
 	// between engines (both documented): what differs and where it shows.
 	Difference string `json:"difference,omitempty"`
+	// Bisect is a `gauntlet bisect` page (its bisect.md, from the
+	// repository's root) that placed the change between two releases.
+	Bisect string `json:"bisect,omitempty"`
 }
 
 // Catch is where a bug shows: an estate's stage reports Finding (text the

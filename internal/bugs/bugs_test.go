@@ -20,6 +20,7 @@ bugs:
   fixed: 1.10.7
   pinned: [tofu@1.8.11]
   shape: a call in parentheses
+  bisect: runs/bisect.md
   caught:
     estate: e1
     stage: cold_deploy
@@ -74,6 +75,7 @@ func TestVerifyAndRender(t *testing.T) {
 	root := t.TempDir()
 	writeRun(t, root, "runs/bad", "tofu@1.8.11", result.Fail, "the apply failed:\nError: Call to unknown function\nmore")
 	writeRun(t, root, "runs/good", "tofu@1.12.6", result.Pass, "applied")
+	os.WriteFile(filepath.Join(root, "runs/bisect.md"), []byte("# Bisect\n"), 0o644)
 	v, problems := Verify(c, root, known())
 	if len(problems) != 0 {
 		t.Fatalf("problems %v", problems)
@@ -89,6 +91,7 @@ func TestVerifyAndRender(t *testing.T) {
 		"| [bad](../runs/bad/evidence.md) | tofu@1.8.11 (subject) | cold_deploy | fail | Error: Call to unknown function |",
 		"| [good](../runs/good/evidence.md) | tofu@1.12.6 (subject) | cold_deploy | pass | - |",
 		"**Not caught yet:** no stage runs plan -refresh-only",
+		"- **Bisected:** [the steps and their evidence](../runs/bisect.md).",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
@@ -135,6 +138,10 @@ func TestVerifyRefuses(t *testing.T) {
 			},
 			want: "a run of an uncommitted tree",
 		},
+		"a bisect page that is not there": {
+			bad:  func(root string) { os.Remove(filepath.Join(root, "runs/bisect.md")) },
+			want: "bisect runs/bisect.md is not a bisect.md in the repository",
+		},
 		"no run folder": {
 			good: func(root string) { os.RemoveAll(filepath.Join(root, "runs/good")) },
 			want: "evidence runs/good: open",
@@ -144,6 +151,7 @@ func TestVerifyRefuses(t *testing.T) {
 			root := t.TempDir()
 			writeRun(t, root, "runs/bad", "tofu@1.8.11", result.Fail, "Error: Call to unknown function")
 			writeRun(t, root, "runs/good", "tofu@1.12.6", result.Pass, "applied")
+			os.WriteFile(filepath.Join(root, "runs/bisect.md"), []byte("# Bisect\n"), 0o644)
 			if tc.bad != nil {
 				tc.bad(root)
 			}
@@ -196,6 +204,7 @@ func TestEvidenceOfAnotherStage(t *testing.T) {
 	root := t.TempDir()
 	writeRun(t, root, "runs/bad", "tofu@1.8.11", result.Fail, "Call to unknown function")
 	writeRun(t, root, "runs/good", "tofu@1.12.6", result.Fail, "x")
+	os.WriteFile(filepath.Join(root, "runs/bisect.md"), []byte("# Bisect\n"), 0o644)
 	if _, problems := Verify(c, root, known()); len(problems) != 1 || !strings.Contains(problems[0], "no stage greenfield in the run") {
 		t.Errorf("problems %q", problems)
 	}

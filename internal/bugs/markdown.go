@@ -60,6 +60,9 @@ func Markdown(w io.Writer, v *Verified, dir, regenerate string) error {
 			continue
 		}
 		p("- **Caught by:** estate `%s`, stage `%s`, which reports `%s`.\n", r.Caught.Estate, r.Caught.Stage, r.Caught.Finding)
+		if r.Bisect != "" {
+			p("- **Bisected:** [the steps and their evidence](%s).\n", relTo(dir, r.Bisect))
+		}
 		p("\n| Run | Engine (side) | Stage | Verdict | What it said |\n|---|---|---|---|---|\n")
 		for _, s := range v.Seen[r.ID] {
 			link := path.Join(relTo(dir, s.Run), "evidence.md")

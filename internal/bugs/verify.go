@@ -42,6 +42,11 @@ func Verify(c *Catalogue, root string, k Known) (*Verified, []string) {
 	v := &Verified{Catalogue: c, Seen: map[string][]Seen{}}
 	var problems []string
 	for _, b := range c.Bugs {
+		if b.Bisect != "" {
+			if _, err := os.Stat(filepath.Join(root, b.Bisect)); err != nil || !strings.HasSuffix(b.Bisect, "bisect.md") {
+				problems = append(problems, fmt.Sprintf("bug %s: bisect %s is not a bisect.md in the repository", b.ID, b.Bisect))
+			}
+		}
 		if b.Caught == nil {
 			continue
 		}
