@@ -59,12 +59,17 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 	}
 	fmt.Fprintf(b, "# Evidence · %s\n\n", prose(heading))
 	fmt.Fprintf(b, "## %s\n\n", prose(orDefault(r.Estate.Name, "(unnamed estate)")))
-	if p := estateParagraph(r.Estate); p != "" {
-		fmt.Fprintf(b, "%s\n\n", p)
+	estate := func() {
+		if p := estateParagraph(r.Estate); p != "" {
+			fmt.Fprintf(b, "%s\n\n", p)
+		}
+		fmt.Fprintf(b, "%s\n\n", sourceLine(r.Estate))
+		fmt.Fprintf(b, "Set: %s. Lane: %s.\n\n",
+			prose(orDefault(r.Estate.Set, "not recorded")), prose(orDefault(r.Estate.Lane, "not recorded")))
 	}
-	fmt.Fprintf(b, "%s\n\n", sourceLine(r.Estate))
-	fmt.Fprintf(b, "Set: %s. Lane: %s.\n\n",
-		prose(orDefault(r.Estate.Set, "not recorded")), prose(orDefault(r.Estate.Lane, "not recorded")))
+	if o.format == FormatSeed {
+		estate()
+	}
 
 	a := assess(r)
 	b.WriteString(prose(a.verdictSentence()))
@@ -76,6 +81,12 @@ func writePage(b *strings.Builder, r *result.Run, o *options) {
 	if o.format == FormatSeed {
 		writeSeed(b, r)
 	} else {
+		// Why first: whose trouble keeps the run from clear, before what
+		// the estate is.
+		if w := whySentence(r); w != "" && a.Cancelled == nil && !a.Sabotaged {
+			b.WriteString(prose(w) + "\n\n")
+		}
+		estate()
 		writeSections(b, r)
 	}
 

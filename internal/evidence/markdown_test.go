@@ -51,7 +51,7 @@ func TestMarkdownVerdicts(t *testing.T) {
 			sections: []string{
 				"| Stage | Verdict | Time | Checks | Reason |\n|---|---|---|---|---|\n",
 				"| Cold deploy (cold_deploy) | pass | 850ms | none recorded |  |\n| Migrate (migrate) | pass | 3s | none recorded |  |\n\n",
-				"### Cold deploy\n\nStage `cold_deploy` · pass · 850ms\n\n1 added.\n\nBREAKs:\n\n- BREAK delete deletes the ConfigMap and the assertion correctly failed: 0 of 1 found.\n\n",
+				"### Cold deploy\n\nStage `cold_deploy` · pass · 850ms\n\n1 added.\n\nBREAKs:\n\n| BREAK | Corruption | Covers | Outcome | What the checks said |\n|---|---|---|---|---|\n| BREAK delete | deletes the ConfigMap | - | proved | 0 of 1 found |\n\n",
 				"### Migrate\n\nStage `migrate` · pass · 3s\n\n1 of 1 taken over.\n\n",
 			},
 			wantNever:     []string{"Not clear", "NOT LOAD-BEARING", "Stale"},
@@ -114,10 +114,12 @@ func TestMarkdownVerdicts(t *testing.T) {
 				s.Breaks[0].Detail = "1 of 1 found"
 			}),
 			want: []string{
-				"**NOT LOAD-BEARING: BREAK delete** deletes the ConfigMap; 1 of 1 found.",
 				"Not clear: one of 2 headline stages fails: Cold deploy.",
 			},
-			sections:  []string{"| Cold deploy (cold_deploy) | fail | 850ms | none recorded | NOT LOAD-BEARING: BREAK delete |\n"},
+			seed: []string{"**NOT LOAD-BEARING: BREAK delete** deletes the ConfigMap; 1 of 1 found."},
+			sections: []string{"| Cold deploy (cold_deploy) | fail | 850ms | none recorded | NOT LOAD-BEARING: BREAK delete |\n",
+				"| BREAK delete | deletes the ConfigMap | - | **NOT LOAD-BEARING** | 1 of 1 found |\n",
+				"**Why, first:** Cold deploy - a BREAK did not make its check fail (the check is not load-bearing); whose: gauntlet's own (the harness could not do its part; the engine is not blamed). NOT LOAD-BEARING: BREAK delete\n"},
 			wantNever: []string{"correctly failed"},
 		},
 		{
@@ -307,7 +309,7 @@ func TestMarkdownEscaping(t *testing.T) {
 		`| Cold \| deploy (cold_deploy) | fail | 850ms | none recorded | a\|b |` + "\n",
 		"### Cold | deploy\n\n",
 		"\na|b c d e \\| f &lt;none>.\n",
-		"- BREAK x|y sets a=b|c and the assertion correctly failed: line 1 line 2.\n",
+		"| BREAK x\\|y | sets a=b\\|c | - | proved | line 1<br>line 2 |\n",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("escaped text missing:\nwant %q\n--- page ---\n%s", want, page)

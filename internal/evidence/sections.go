@@ -248,16 +248,8 @@ func writeStage(b *strings.Builder, s result.Stage) {
 		}
 		b.WriteString("\n")
 	}
-	var breaks []string
-	for _, br := range s.Breaks {
-		if br.Side != "oracle" {
-			breaks = append(breaks, "- "+prose(breakSentence(br))+"\n")
-		}
-	}
-	if len(breaks) > 0 {
-		b.WriteString("BREAKs:\n\n" + strings.Join(breaks, "") + "\n")
-	}
-	if f := figuresLine(s); f != "" {
+	b.WriteString(breakTable(s))
+	if f := nonZeroFiguresLine(s); f != "" {
 		b.WriteString(prose(f) + "\n\n")
 	}
 	if c := callsLine(s); c != "" {
@@ -347,4 +339,40 @@ func writeStagesBy(b *strings.Builder, stages []result.Stage, v result.Verdict, 
 		b.WriteString(intro + "\n\n")
 	}
 	b.WriteString(strings.Join(items, "\n") + "\n\n")
+}
+
+// breakTable is a stage's BREAKs on the subject's side as a table: the
+// BREAK, what it corrupted, the checks it covers, what became of it (in
+// capitals when it did not prove) and what the checks said; empty when
+// the stage ran none.
+func breakTable(s result.Stage) string {
+	var rows []string
+	for _, br := range s.Breaks {
+		if br.Side == "oracle" {
+			continue
+		}
+		outcome := "proved"
+		if !br.Failed {
+			outcome = "**" + breakFailure(br) + "**"
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s |\n", cell(breakLabel(br.Name)),
+			cell(orDefault(br.Corruption, "(corruption not recorded)")), cell(orDefault(strings.Join(br.Covers, ", "), "-")),
+			outcome, cell(orDefault(br.Detail, "-"))))
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return "BREAKs:\n\n| BREAK | Corruption | Covers | Outcome | What the checks said |\n|---|---|---|---|---|\n" + strings.Join(rows, "") + "\n"
+}
+
+// nonZeroFiguresLine is "Figures: " and the stage's figures that are not
+// zero, or empty when every one is (a line of zeros says nothing).
+func nonZeroFiguresLine(s result.Stage) string {
+	kept := result.Stage{Figures: map[string]int{}}
+	for k, v := range s.Figures {
+		if v != 0 {
+			kept.Figures[k] = v
+		}
+	}
+	return figuresLine(kept)
 }
