@@ -184,6 +184,9 @@ type takenRoot struct {
 	vars     map[string]string
 	required []string
 	needs    []estate.ProviderNeed
+	// bars are the root's required_version lines a default engine
+	// does not meet.
+	bars []versionBar
 	// beside: the root came from a plain folder with no repository or
 	// commit given, so its files are copied beside estate.yaml (files:)
 	// instead of pinned to a repository (source:).
@@ -302,7 +305,12 @@ func (tr *takenRoot) lay(f estateNewFlags, work string) error {
 		tr.vars[r] = TODO
 	}
 	tr.needs = tr.laid.ProviderNeeds(supplied(), nil)
-	return nil
+	engines, err := defaultEngines()
+	if err != nil {
+		return err
+	}
+	tr.bars, err = versionBars(tr.root.Dir, engines)
+	return err
 }
 
 // writeTaken says what was written for the root, caches its files so a
@@ -339,6 +347,11 @@ func writeTaken(w io.Writer, f estateNewFlags, out string, tr *takenRoot, severa
 		fmt.Fprintf(w, "cached the files under %s\n", filepath.Join(c, "corpus"))
 	}
 	report(w, tr.taken, tr.laid, tr.root, tr.needs)
+	var bars []string
+	for _, b := range tr.bars {
+		bars = append(bars, b.String())
+	}
+	section(w, "engine versions the root refuses (every run stops at init; a commented delta is in estate.yaml)", bars)
 	if !tr.beside && (src.Repository == TODO || src.Commit == TODO) {
 		fmt.Fprintf(w, "TODO: fill in source.repository and source.commit in %s (or pass --repository and --commit): the estate does not load until they are set\n", out)
 	}
@@ -680,6 +693,12 @@ func specYAML(name, title string, tr *takenRoot) string {
 		b.WriteString("# The root's version constraints exclude the pinned providers; to run it on the pins,\n# declare each relaxation (the evidence page shows it) by uncommenting:\n# relax_providers:\n")
 		for _, n := range relax {
 			fmt.Fprintf(&b, "#   - {provider: %s, constraint: %q, why: \"...\"}  # %s\n", n.Use.Name, n.Use.Constraint, n.Use.Pos)
+		}
+	}
+	if len(tr.bars) > 0 {
+		b.WriteString("# The root's required_version excludes the pinned engines, which refuse it at init; where the root\n# does not need an older engine, remove the line with a delta (the evidence page shows it) by uncommenting:\n# deltas:\n")
+		for _, v := range tr.bars {
+			fmt.Fprintf(&b, "#   - {name: required-version, why: \"...\", file: %s, old: 'required_version = %q', new: ''}  # %s\n", v.file, v.constraint, v.line)
 		}
 	}
 	return b.String()
