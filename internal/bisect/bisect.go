@@ -7,7 +7,6 @@ package bisect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -48,12 +47,13 @@ type Result struct {
 	Exact      bool     `json:"exact"`
 }
 
-// Run bisects candidates (ordered by version) between the indices lo and
-// hi, whose probes must give different outcomes, good and bad in either
-// order (a bug that appeared, or one that was fixed).
-func Run(ctx context.Context, candidates []string, lo, hi int, probe Probe) (*Result, error) {
-	if lo < 0 || hi >= len(candidates) || lo >= hi {
-		return nil, fmt.Errorf("bisect: the endpoints must be two candidates, the older first (got %d and %d of %d)", lo, hi, len(candidates))
+// Run bisects candidates (ordered by version) between the indices good
+// and bad, in either order (a bug that appeared, or one that was fixed):
+// both ends are probed first and must be what they are said to be.
+func Run(ctx context.Context, candidates []string, good, bad int, probe Probe) (*Result, error) {
+	lo, hi := min(good, bad), max(good, bad)
+	if lo < 0 || hi >= len(candidates) || lo == hi {
+		return nil, fmt.Errorf("bisect: the good and the bad end must be two of the %d candidates (got %d and %d)", len(candidates), good, bad)
 	}
 	r := &Result{Candidates: candidates}
 	seen := map[int]Outcome{}
@@ -72,20 +72,19 @@ func Run(ctx context.Context, candidates []string, lo, hi int, probe Probe) (*Re
 		seen[i] = s.Outcome
 		return s.Outcome, nil
 	}
-	first, err := at(lo)
-	if err != nil {
-		return r, err
+	for _, end := range []struct {
+		i    int
+		want Outcome
+	}{{bad, Bad}, {good, Good}} {
+		got, err := at(end.i)
+		if err != nil {
+			return r, err
+		}
+		if got != end.want {
+			return r, fmt.Errorf("bisect: %s was named %s but is %s: see its step", candidates[end.i], end.want, got)
+		}
 	}
-	last, err := at(hi)
-	if err != nil {
-		return r, err
-	}
-	switch {
-	case first == Skip || last == Skip:
-		return r, errors.New("bisect: an endpoint could not be placed (its stage neither passed nor failed with the finding): see its step")
-	case first == last:
-		return r, fmt.Errorf("bisect: both endpoints are %s: nothing changes between %s and %s", first, candidates[lo], candidates[hi])
-	}
+	first := seen[lo]
 	// Invariant: lo has first's outcome, hi the other; between them some
 	// candidates may be skipped.
 	for {

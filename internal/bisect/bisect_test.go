@@ -27,7 +27,7 @@ func TestRunFindsTheBoundary(t *testing.T) {
 	c := []string{"1.8.11", "1.9.4", "1.10.10", "1.11.5", "1.12.6"}
 	for boundary := 1; boundary < len(c); boundary++ {
 		p, probed := fake(c, boundary)
-		r, err := Run(context.Background(), c, 0, len(c)-1, p)
+		r, err := Run(context.Background(), c, len(c)-1, 0, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestRunFindsTheBoundary(t *testing.T) {
 func TestRunStepsAroundSkips(t *testing.T) {
 	c := []string{"a", "b", "c", "d", "e"}
 	p, _ := fake(c, 3, "c")
-	r, err := Run(context.Background(), c, 0, 4, p)
+	r, err := Run(context.Background(), c, 4, 0, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +55,27 @@ func TestRunStepsAroundSkips(t *testing.T) {
 func TestRunRefusesEndpointsThatAgree(t *testing.T) {
 	c := []string{"a", "b", "c"}
 	p, _ := fake(c, 0)
-	if _, err := Run(context.Background(), c, 0, 2, p); err == nil || !strings.Contains(err.Error(), "both endpoints are good") {
+	if _, err := Run(context.Background(), c, 0, 2, p); err == nil || !strings.Contains(err.Error(), "c was named bad but is good") {
 		t.Errorf("err %v", err)
 	}
 	p, _ = fake(c, 1, "a")
-	if _, err := Run(context.Background(), c, 0, 2, p); err == nil || !strings.Contains(err.Error(), "could not be placed") {
+	if _, err := Run(context.Background(), c, 2, 0, p); err == nil || !strings.Contains(err.Error(), "a was named bad but is skip") {
 		t.Errorf("a skipped endpoint: err %v", err)
 	}
-	if _, err := Run(context.Background(), c, 2, 0, p); err == nil {
-		t.Error("endpoints in the wrong order accepted")
+	if _, err := Run(context.Background(), c, 1, 1, p); err == nil {
+		t.Error("one candidate as both ends accepted")
+	}
+}
+
+// TestRunHoldsTheEndsToTheirNames: ends named the wrong way round are
+// refused after their two probes, with no bisection.
+func TestRunHoldsTheEndsToTheirNames(t *testing.T) {
+	c := []string{"a", "b", "c", "d", "e"}
+	p, probed := fake(c, 2) // a and b bad, c to e good
+	if _, err := Run(context.Background(), c, 0, 4, p); err == nil || !strings.Contains(err.Error(), "e was named bad but is good") {
+		t.Errorf("good and bad swapped: err %v", err)
+	}
+	if len(*probed) != 1 {
+		t.Errorf("probed %v, want only the bad end before refusing", *probed)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/atomicfile"
 	"github.com/gauntlet-k8s/gauntlet/internal/bisect"
 	"github.com/gauntlet-k8s/gauntlet/internal/bugs"
 	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
@@ -23,7 +25,8 @@ func bisectCommand() cli.Command {
 		Name: "bisect", Args: "<estate>", MinArgs: 1, MaxArgs: 1,
 		Summary: "find the pinned release where a stage's finding appears or goes, by running that stage on the engines between two",
 		Doc: "Orders the pinned engines of one family from --good to --bad (either may be the older: a bug that appeared, or one " +
-			"that was fixed), runs the estate's --stage (with the stages it depends on) on both ends, then halves the span until " +
+			"that was fixed), runs the estate's --stage (with the stages it depends on) on the bad end, then the good one - each must be what it " +
+			"is named, or bisect stops there - then halves the span until " +
 			"two adjacent releases differ: bad is the stage failing (with --finding's text, when given), good is the stage passing, " +
 			"anything else is skipped and stepped around. Writes bisect.md, bisect.json and each step's evidence in a folder per " +
 			"engine. Narrowing to a commit between two releases needs engines built from any version, which gauntlet does not " +
@@ -94,7 +97,7 @@ func runBisect(ctx context.Context, name string, f bisectFlags) error {
 	if err != nil {
 		return err
 	}
-	refs, _, _, err := bisectCandidates(pins, f.good, f.bad)
+	refs, gi, bi, err := bisectCandidates(pins, f.good, f.bad)
 	if err != nil {
 		return cli.Usagef("bisect", "%v", err)
 	}
@@ -119,27 +122,25 @@ func runBisect(ctx context.Context, name string, f bisectFlags) error {
 		fmt.Printf("bisect: %s is %s: %s\n", engine, s.Outcome, s.Why)
 		return s, nil
 	}
-	r, runErr := bisect.Run(ctx, names, 0, len(names)-1, probe)
+	r, runErr := bisect.Run(ctx, names, gi, bi, probe)
 	if r == nil {
 		return runErr
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return err
 	}
-	md, err := os.Create(filepath.Join(f.out, "bisect.md"))
-	if err != nil {
-		return err
-	}
-	defer md.Close()
-	if err := bisect.Markdown(md, r, bisect.Page{Estate: name, Stage: f.stage, Finding: f.finding, Reproduce: f.reproduce}); err != nil {
+	var md bytes.Buffer
+	if err := bisect.Markdown(&md, r, bisect.Page{Estate: name, Stage: f.stage, Finding: f.finding, Reproduce: f.reproduce}); err != nil {
 		return err
 	}
 	raw, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(f.out, "bisect.json"), append(raw, '\n'), 0o644); err != nil {
-		return err
+	for file, data := range map[string][]byte{"bisect.md": md.Bytes(), "bisect.json": append(raw, '\n')} {
+		if err := atomicfile.Write(filepath.Join(f.out, file), data, 0o644); err != nil {
+			return err
+		}
 	}
 	fmt.Println("wrote", filepath.Join(f.out, "bisect.md"))
 	if runErr != nil {
