@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -40,23 +41,15 @@ func docsBugsCommand() cli.Command {
 
 // writeBugs verifies the catalogue under root and writes its page.
 func writeBugs(w io.Writer, root string) error {
-	raw, err := os.ReadFile(root + "/" + bugsYAML)
+	c, err := loadBugs(root)
 	if err != nil {
 		return err
 	}
-	c, err := bugs.Parse(raw)
+	known, err := estateNamed(root)
 	if err != nil {
 		return err
 	}
-	names, err := estate.List(root + "/estates")
-	if err != nil {
-		return err
-	}
-	reg := stage.Default()
-	v, problems := bugs.Verify(c, root, bugs.Known{
-		Estate: func(n string) bool { return slices.Contains(names, n) },
-		Stage:  reg.Known,
-	})
+	v, problems := bugs.Verify(c, root, bugs.Known{Estate: known, Stage: stage.Default().Known})
 	if len(problems) > 0 {
 		return errors.New(bugsYAML + " claims what its runs do not say:\n  " + strings.Join(problems, "\n  "))
 	}
@@ -64,4 +57,23 @@ func writeBugs(w io.Writer, root string) error {
 		return fmt.Errorf("write %s: %w", bugsMD, err)
 	}
 	return nil
+}
+
+// loadBugs reads and parses the catalogue under root.
+func loadBugs(root string) (*bugs.Catalogue, error) {
+	raw, err := os.ReadFile(filepath.Join(root, bugsYAML))
+	if err != nil {
+		return nil, err
+	}
+	return bugs.Parse(raw)
+}
+
+// estateNamed answers whether root's estates/ holds an estate of a name,
+// for the generated pages that name estates.
+func estateNamed(root string) (func(string) bool, error) {
+	names, err := estate.List(filepath.Join(root, "estates"))
+	if err != nil {
+		return nil, err
+	}
+	return func(n string) bool { return slices.Contains(names, n) }, nil
 }

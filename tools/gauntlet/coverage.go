@@ -10,9 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gauntlet-k8s/gauntlet/internal/bugs"
+	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 	"github.com/gauntlet-k8s/gauntlet/internal/surface"
-	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
@@ -53,11 +52,7 @@ func writeCoverage(w io.Writer, root string) error {
 	if err != nil {
 		return err
 	}
-	braw, err := os.ReadFile(filepath.Join(root, bugsYAML))
-	if err != nil {
-		return err
-	}
-	cat, err := bugs.Parse(braw)
+	cat, err := loadBugs(root)
 	if err != nil {
 		return err
 	}
@@ -68,13 +63,13 @@ func writeCoverage(w io.Writer, root string) error {
 			state[b.ID] = "caught"
 		}
 	}
-	names, err := estate.List(filepath.Join(root, "estates"))
+	known, err := estateNamed(root)
 	if err != nil {
 		return err
 	}
 	if problems := surface.Check(m, surface.Known{
 		Stage:  stage.Default().Known,
-		Estate: func(n string) bool { return slices.Contains(names, n) },
+		Estate: known,
 		Bug:    func(id string) bool { _, ok := state[id]; return ok },
 	}); len(problems) > 0 {
 		return errors.New(surfaceYAML + " names what does not exist:\n  " + strings.Join(problems, "\n  "))
@@ -116,7 +111,7 @@ func latestRuns(runs string) (map[string]*result.Run, error) {
 		if !e.IsDir() {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(runs, e.Name(), "run.json"))
+		raw, err := os.ReadFile(filepath.Join(runs, e.Name(), conformance.RunJSON))
 		if err != nil {
 			return nil, err
 		}
