@@ -93,3 +93,14 @@ func TestNoTerminalEscapes(t *testing.T) {
 		t.Errorf("prose: %q", got)
 	}
 }
+
+// TestZeroFiguresLeftOut: the sections layout drops figures of zero, and a
+// stage whose figures are all zero has no figures line.
+func TestZeroFiguresLeftOut(t *testing.T) {
+	if got := figuresLine(nonZero(map[string]int{"subject.engine_calls": 3, "oracle.api_requests": 0})); got != "Figures: subject.engine_calls=3." {
+		t.Errorf("got %q", got)
+	}
+	if got := figuresLine(nonZero(map[string]int{"a": 0, "b": 0})); got != "" {
+		t.Errorf("all zero: got %q, want no line", got)
+	}
+}

@@ -219,15 +219,15 @@ func writeLimitations(b *strings.Builder, stages []result.Stage, oracle result.E
 	b.WriteString(strings.Join(items, "\n") + "\n\n")
 }
 
-// figuresLine is "Figures: " and the stage's figures by name, or empty.
-func figuresLine(s result.Stage) string {
-	if len(s.Figures) == 0 {
+// figuresLine is "Figures: " and the figures by name, or empty.
+func figuresLine(figures map[string]int) string {
+	if len(figures) == 0 {
 		return ""
 	}
-	keys := slices.Sorted(maps.Keys(s.Figures))
+	keys := slices.Sorted(maps.Keys(figures))
 	figs := make([]string, len(keys))
 	for i, k := range keys {
-		figs[i] = fmt.Sprintf("%s=%d", k, s.Figures[k])
+		figs[i] = fmt.Sprintf("%s=%d", k, figures[k])
 	}
 	return "Figures: " + strings.Join(figs, ", ") + "."
 }

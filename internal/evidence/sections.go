@@ -249,7 +249,7 @@ func writeStage(b *strings.Builder, s result.Stage) {
 		b.WriteString("\n")
 	}
 	b.WriteString(breakTable(s))
-	if f := nonZeroFiguresLine(s); f != "" {
+	if f := figuresLine(nonZero(s.Figures)); f != "" {
 		b.WriteString(prose(f) + "\n\n")
 	}
 	if c := callsLine(s); c != "" {
@@ -365,14 +365,14 @@ func breakTable(s result.Stage) string {
 	return "BREAKs:\n\n| BREAK | Corruption | Covers | Outcome | What the checks said |\n|---|---|---|---|---|\n" + strings.Join(rows, "") + "\n"
 }
 
-// nonZeroFiguresLine is "Figures: " and the stage's figures that are not
-// zero, or empty when every one is (a line of zeros says nothing).
-func nonZeroFiguresLine(s result.Stage) string {
-	kept := result.Stage{Figures: map[string]int{}}
-	for k, v := range s.Figures {
+// nonZero is the figures that are not zero: a figure of zero says
+// nothing, and a line of zeros is left out.
+func nonZero(figures map[string]int) map[string]int {
+	kept := map[string]int{}
+	for k, v := range figures {
 		if v != 0 {
-			kept.Figures[k] = v
+			kept[k] = v
 		}
 	}
-	return figuresLine(kept)
+	return kept
 }

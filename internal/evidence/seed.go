@@ -97,7 +97,7 @@ func stageDetail(s result.Stage) string {
 		parts = append(parts, "No detail recorded.")
 	}
 	parts = append(parts, proofSentences(s)...)
-	if f := figuresLine(s); f != "" {
+	if f := figuresLine(s.Figures); f != "" {
 		parts = append(parts, f)
 	}
 	return strings.Join(parts, " ")
