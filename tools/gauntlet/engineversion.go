@@ -2,13 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	version "github.com/hashicorp/go-version"
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
@@ -43,26 +39,14 @@ func defaultEngines() ([]toolchain.EngineRef, error) {
 	return out, nil
 }
 
-// versionBars reads the terraform blocks of the root's .tf files in dir
-// and returns each literal required_version some engine does not meet. A
+// versionBars reads the terraform blocks of the root's .tf files and
+// returns each literal required_version some engine does not meet. A
 // constraint that is not a literal string, or that go-version cannot
 // parse, is left to the engine to judge.
-func versionBars(dir string, engines []toolchain.EngineRef) ([]versionBar, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
-	if err != nil {
-		return nil, err
-	}
+func versionBars(files []rootFile, engines []toolchain.EngineRef) []versionBar {
 	var bars []versionBar
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
-		if diags.HasErrors() {
-			return nil, fmt.Errorf("estate new: %s", diags.Error())
-		}
-		for _, blk := range f.Body.(*hclsyntax.Body).Blocks {
+	for _, f := range files {
+		for _, blk := range f.body.Blocks {
 			if blk.Type != "terraform" {
 				continue
 			}
@@ -78,7 +62,7 @@ func versionBars(dir string, engines []toolchain.EngineRef) ([]versionBar, error
 			if err != nil {
 				continue
 			}
-			bar := versionBar{file: filepath.Base(p), line: fmt.Sprintf("%s:%d", filepath.Base(p), a.SrcRange.Start.Line), constraint: v.AsString()}
+			bar := versionBar{file: f.name, line: fmt.Sprintf("%s:%d", f.name, a.SrcRange.Start.Line), constraint: v.AsString()}
 			for _, e := range engines {
 				ev, err := version.NewVersion(e.Version)
 				if err == nil && !c.Check(ev) {
@@ -90,5 +74,5 @@ func versionBars(dir string, engines []toolchain.EngineRef) ([]versionBar, error
 			}
 		}
 	}
-	return bars, nil
+	return bars
 }

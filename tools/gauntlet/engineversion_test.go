@@ -29,10 +29,11 @@ func TestVersionBars(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "versions.tf"), []byte(tc.tf), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			bars, err := versionBars(dir, engines)
+			files, err := parseRoot(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			bars := versionBars(files, engines)
 			switch {
 			case tc.want == "" && len(bars) != 0:
 				t.Errorf("bars %v, want none", bars)

@@ -298,9 +298,11 @@ func (tr *takenRoot) lay(f estateNewFlags, work string) error {
 	if tr.laid, err = tr.root.Taken(); err != nil {
 		return err
 	}
-	if tr.vars, tr.required, err = rootVariables(tr.root.Dir); err != nil {
+	files, err := parseRoot(tr.root.Dir)
+	if err != nil {
 		return err
 	}
+	tr.vars, tr.required = rootVariables(files)
 	for _, r := range tr.required {
 		tr.vars[r] = TODO
 	}
@@ -309,8 +311,8 @@ func (tr *takenRoot) lay(f estateNewFlags, work string) error {
 	if err != nil {
 		return err
 	}
-	tr.bars, err = versionBars(tr.root.Dir, engines)
-	return err
+	tr.bars = versionBars(files, engines)
+	return nil
 }
 
 // writeTaken says what was written for the root, caches its files so a
@@ -625,23 +627,11 @@ func flatName(rel string, all []string) string {
 // rootVariables finds what the variables: section must hold: a variable
 // a provider block's config_path reads is set to the run's kubeconfig;
 // variables with no default are required (returned for the user).
-func rootVariables(dir string) (map[string]string, []string, error) {
-	m, err := filepath.Glob(filepath.Join(dir, "*.tf"))
-	if err != nil {
-		return nil, nil, err
-	}
+func rootVariables(files []rootFile) (map[string]string, []string) {
 	vars := map[string]string{}
 	var required []string
-	for _, p := range m {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
-		if diags.HasErrors() {
-			return nil, nil, fmt.Errorf("estate new: %s", diags.Error())
-		}
-		for _, blk := range f.Body.(*hclsyntax.Body).Blocks {
+	for _, f := range files {
+		for _, blk := range f.body.Blocks {
 			switch {
 			case blk.Type == "variable" && len(blk.Labels) == 1:
 				if _, ok := blk.Body.Attributes["default"]; !ok {
@@ -667,7 +657,35 @@ func rootVariables(dir string) (map[string]string, []string, error) {
 		}
 	}
 	sort.Strings(req)
-	return vars, req, nil
+	return vars, req
+}
+
+// rootFile is one of a root's .tf files, parsed.
+type rootFile struct {
+	name string // the file's name in the root's folder
+	body *hclsyntax.Body
+}
+
+// parseRoot reads and parses the .tf files of the root in dir, for what
+// estate new reads of the configuration (variables, required_version).
+func parseRoot(dir string) ([]rootFile, error) {
+	m, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil {
+		return nil, err
+	}
+	var out []rootFile
+	for _, p := range m {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		f, diags := hclsyntax.ParseConfig(b, filepath.Base(p), hcl.InitialPos)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("estate new: %s", diags.Error())
+		}
+		out = append(out, rootFile{name: filepath.Base(p), body: f.Body.(*hclsyntax.Body)})
+	}
+	return out, nil
 }
 
 func specYAML(name, title string, tr *takenRoot) string {
