@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -98,18 +99,13 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// relTo is p (from the repository's root) seen from dir.
+// relTo is p (from the repository's root) seen from dir, as a link.
 func relTo(dir, p string) string {
-	dir, p = path.Clean(dir), path.Clean(p)
-	up := ""
-	for dir != "." && !strings.HasPrefix(p, dir+"/") {
-		dir = path.Dir(dir)
-		up += "../"
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return p // both are repository paths; Rel fails only on an absolute one
 	}
-	if dir == "." {
-		return up + p
-	}
-	return up + strings.TrimPrefix(p, dir+"/")
+	return filepath.ToSlash(rel)
 }
 
 func cell(s string) string {
