@@ -15,6 +15,8 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/internal/bugs"
 	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/internal/unpinned"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/stage"
 	"github.com/gauntlet-k8s/gauntlet/tools/gauntlet/internal/cli"
@@ -29,10 +31,13 @@ func bisectCommand() cli.Command {
 			"is named, or bisect stops there - then halves the span until " +
 			"two adjacent releases differ: bad is the stage failing (with --finding's text, when given), good is the stage passing, " +
 			"anything else is skipped and stepped around. Writes bisect.md, bisect.json and each step's evidence in a folder per " +
-			"engine. Narrowing to a commit between two releases needs engines built from any version, which gauntlet does not " +
-			"build yet: it says so.",
+			"engine. With --releases the candidates are every release of that engine the Go module proxy serves between the two " +
+			"ends, pinned or not: an unpinned one is built on demand into the toolchain cache (minutes each, cold), and its step's " +
+			"page says which module version and hash it ran. Narrowing to a commit between two adjacent releases needs their " +
+			"commits in order, which the module proxy does not list: run the commits you pick with `gauntlet run --engine tofu@<commit>`.",
 		Examples: []cli.Example{
 			{What: "where tofu stopped losing provider functions in parentheses", Command: `gauntlet bisect reference-provider-functions --stage migrate --bad tofu@1.8.11 --good tofu@1.12.6 --finding "Call to unknown function"`},
+			{What: "the same between two pinned releases, over every release in between", Command: `gauntlet bisect reference-provider-functions --stage migrate --bad tofu@1.9.4 --good tofu@1.10.10 --releases --finding "Call to unknown function"`},
 		},
 		Setup: func(fs *cli.FlagSet) cli.Action {
 			var f bisectFlags
@@ -43,6 +48,7 @@ func bisectCommand() cli.Command {
 			fs.StringVar(&f.good, "good", "", "a pinned `ENGINE` on which the stage passes, such as tofu@1.12.6 (required)")
 			fs.StringVar(&f.bad, "bad", "", "a pinned `ENGINE` of the same family on which the stage fails (required)")
 			fs.StringVar(&f.finding, "finding", "", "the `TEXT` a bad run's stage detail or a check must carry (default: any fail is bad)")
+			fs.BoolVar(&f.releases, "releases", false, "bisect over every release between --good and --bad that the Go module proxy serves, building the unpinned ones (default: the pinned engines only)")
 			fs.StringVar(&f.out, "out", "", "the `DIR` to write bisect.md, bisect.json and one evidence folder per engine to (default: out/bisect/<estate>)")
 			return func(ctx context.Context, args []string) error {
 				if f.stage == "" || f.good == "" || f.bad == "" {
@@ -62,6 +68,7 @@ func bisectCommand() cli.Command {
 type bisectFlags struct {
 	tf                                                 *toolchainFlags
 	estates, stage, good, bad, finding, out, reproduce string
+	releases                                           bool
 }
 
 // bisectCandidates lists the pinned engines of good's and bad's family
@@ -92,24 +99,74 @@ func bisectCandidates(pins *toolchain.Pins, good, bad string) (refs []toolchain.
 	return refs[lo : hi+1], gi - lo, bi - lo, nil
 }
 
+// releaseCandidates lists the releases of good's and bad's engine that
+// the Go module proxy serves, from the older of the two to the newer
+// (both must be exact releases of one engine), and the indices of good
+// and bad.
+func releaseCandidates(ctx context.Context, b unpinned.Builder, good, bad string) (names []string, gi, bi int, err error) {
+	ge, gv, _ := strings.Cut(good, "@")
+	be, bv, _ := strings.Cut(bad, "@")
+	switch {
+	case ge != be:
+		return nil, 0, 0, fmt.Errorf("--good %s and --bad %s are of two engines: bisect within one", good, bad)
+	case gv == bv:
+		return nil, 0, 0, fmt.Errorf("--good and --bad are the same engine, %s", good)
+	}
+	vs, err := b.Releases(ctx, ge, gv, bv)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	for _, v := range vs {
+		names = append(names, ge+"@"+v)
+	}
+	gi, bi = slices.Index(names, good), slices.Index(names, bad)
+	if gi < 0 || bi < 0 {
+		return nil, 0, 0, fmt.Errorf("--good %s and --bad %s must both be releases the Go module proxy serves; it serves %s", good, bad, strings.Join(names, ", "))
+	}
+	return names, gi, bi, nil
+}
+
 func runBisect(ctx context.Context, name string, f bisectFlags) error {
 	pins, err := toolchain.DefaultPins()
 	if err != nil {
 		return err
 	}
-	refs, gi, bi, err := bisectCandidates(pins, f.good, f.bad)
-	if err != nil {
-		return cli.Usagef("bisect", "%v", err)
+	var names []string
+	var gi, bi int
+	kind := "pinned engines"
+	if f.releases {
+		kind = "releases served"
+		l := log.New(os.Stderr)
+		b := unpinned.Builder{Pins: pins, Lookup: unpinned.GoLookup, Info: unpinned.GoInfo, Options: f.tf.options(l)}
+		l.Infof("bisect: asking the Go module proxy for the releases between %s and %s (a lookup each)", f.good, f.bad)
+		if names, gi, bi, err = releaseCandidates(ctx, b, f.good, f.bad); err != nil {
+			return cli.Usagef("bisect", "%v", err)
+		}
+	} else {
+		refs, g, b, err := bisectCandidates(pins, f.good, f.bad)
+		if err != nil {
+			return cli.Usagef("bisect", "%v", err)
+		}
+		gi, bi = g, b
+		for _, e := range refs {
+			names = append(names, e.String())
+		}
 	}
 	if f.out == "" {
 		f.out = filepath.Join("out", "bisect", name)
 	}
-	var names []string
-	for _, e := range refs {
-		names = append(names, e.String())
-	}
-	fmt.Printf("bisect %s, stage %s: %d pinned engines, %s\n", name, f.stage, len(names), strings.Join(names, ", "))
+	fmt.Printf("bisect %s, stage %s: %d %s, %s\n", name, f.stage, len(names), kind, strings.Join(names, ", "))
 	probe := func(ctx context.Context, engine string) (bisect.Step, error) {
+		// A release the proxy lists but will not hand over, or one that
+		// does not build here, cannot be placed: stepped around, said.
+		if _, err := f.tf.unpinnedEngine(ctx, engine, log.New(os.Stderr)); err != nil {
+			if ctx.Err() != nil {
+				return bisect.Step{}, ctx.Err()
+			}
+			s := bisect.Step{Engine: engine, Outcome: bisect.Skip, Why: "could not be built: " + err.Error()}
+			fmt.Printf("bisect: %s is %s: %s\n", engine, s.Outcome, s.Why)
+			return s, nil
+		}
 		dir := filepath.Join(f.out, strings.ReplaceAll(engine, "@", "-"))
 		res, err := runOne(ctx, runParams{name: name, estates: f.estates, out: dir, sides: sideFlags{engine: engine, substrate: "local"},
 			stages: []string{f.stage}, tf: *f.tf, reproduce: f.reproduce})

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/bisect"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
+	"github.com/gauntlet-k8s/gauntlet/internal/unpinned"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -55,6 +59,28 @@ func TestJudgeProbe(t *testing.T) {
 	} {
 		if got := judgeProbe(tc.run, "migrate", tc.finding); got.Outcome != tc.want {
 			t.Errorf("%+v with %q: %s (%s), want %s", tc.run.Stages, tc.finding, got.Outcome, got.Why, tc.want)
+		}
+	}
+}
+
+func TestReleaseCandidates(t *testing.T) {
+	served := map[string]bool{"v1.9.4": true, "v1.10.0": true, "v1.10.2": true, "v1.10.3": true}
+	b := unpinned.Builder{Lookup: func(_ context.Context, mod, v string) (unpinned.Module, error) {
+		if !served[v] {
+			return unpinned.Module{}, fmt.Errorf("%s@%s: not served", mod, v)
+		}
+		return unpinned.Module{Version: v}, nil
+	}}
+	names, gi, bi, err := releaseCandidates(context.Background(), b, "tofu@1.10.3", "tofu@1.9.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"tofu@1.9.4", "tofu@1.10.0", "tofu@1.10.2", "tofu@1.10.3"}; !slices.Equal(names, want) || gi != 3 || bi != 0 {
+		t.Errorf("candidates %v, good at %d, bad at %d; want %v, 3, 0", names, gi, bi, want)
+	}
+	for _, c := range [][2]string{{"tofu@1.10.3", "terraform@1.5.7"}, {"tofu@1.10.3", "tofu@1.10.3"}, {"tofu@1.10.3", "tofu@1.10.1"}} {
+		if _, _, _, err := releaseCandidates(context.Background(), b, c[0], c[1]); err == nil {
+			t.Errorf("good %s, bad %s accepted", c[0], c[1])
 		}
 	}
 }

@@ -132,6 +132,15 @@ type runParams struct {
 // stages and, with p.rc, records it: the one path every command that runs
 // an estate for evidence takes.
 func runOne(ctx context.Context, p runParams) (*result.Run, error) {
+	l := log.New(os.Stderr)
+	// An engine no pin names is built here and given to the run by path.
+	built, err := p.tf.unpinnedEngine(ctx, p.sides.engine, l)
+	if err != nil {
+		return nil, err
+	}
+	if built != nil {
+		p.sides.engine = built.Path
+	}
 	sideOpts, err := p.sides.options("run")
 	if err != nil {
 		return nil, err
@@ -140,7 +149,6 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := log.New(os.Stderr)
 	if err := p.tf.ensureCorpus(ctx, spec, l); err != nil {
 		return nil, err
 	}
@@ -164,6 +172,10 @@ func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 	res, err := gauntlet.Run(ctx, spec, opts...)
 	if err != nil {
 		return nil, err
+	}
+	if built != nil {
+		// What the path is, for the page's "Reproduce it" and run.json.
+		res.Environment = append(res.Environment, "engine "+built.String())
 	}
 	paths, err := evidence.WriteAll(p.out, res, p.page...)
 	if err != nil {
@@ -196,7 +208,7 @@ type sideFlags struct {
 }
 
 func (f *sideFlags) register(fs *cli.FlagSet) {
-	fs.StringVar(&f.engine, "engine", "", "the engine under test, `ENGINE`: the path of any Terraform-compatible CLI, or a pinned engine such as tofu@1.9.4, built on demand (default: the pinned OpenTofu)")
+	fs.StringVar(&f.engine, "engine", "", "the engine under test, `ENGINE`: the path of any Terraform-compatible CLI, a pinned engine such as tofu@1.9.4, or any other release or commit the Go module proxy serves (tofu@1.10.7, tofu@<commit>), each built on demand - an unpinned one is said so on its page (default: the pinned OpenTofu)")
 	fs.StringVar(&f.oracle, "oracle", "", "the oracle, a pinned `ENGINE`: terraform@1.11.4 or tofu@1.12.6 (default: the pinned terraform)")
 	fs.StringVar(&f.substrate, "substrate", "local", "where the clusters run, `NAME`: local (control planes as child processes), kind (real nodes, as root) or kubeconfig (two existing clusters)")
 	fs.StringVar(&f.subjectKC, "subject-kubeconfig", "", "with --substrate kubeconfig: the `PATH` of the subject's cluster's kubeconfig")
