@@ -46,6 +46,7 @@ func commands(stdout io.Writer) []cli.Command {
 		docsCLICommand(),
 		docsBugsCommand(),
 		docsCoverageCommand(),
+		docsStagesCommand(),
 	}
 }
 
