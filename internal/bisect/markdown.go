@@ -33,7 +33,7 @@ func Markdown(w io.Writer, r *Result, p Page) error {
 		} else {
 			f(": skipped candidates lie between them, so the change is somewhere in that span")
 		}
-		f(". Narrowing it to a commit needs engines built between pinned releases, which gauntlet does not build yet.\n\n")
+		f(". Narrowing it to a commit needs the commits between the two, in order, which the Go module proxy does not list; `gauntlet run --engine ENGINE@<commit>` builds and runs any one you pick.\n\n")
 	}
 	f("| Step | Engine | Outcome | Why | Evidence |\n|---|---|---|---|---|\n")
 	for i, s := range r.Steps {
