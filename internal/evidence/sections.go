@@ -22,7 +22,6 @@ func writeSections(b *strings.Builder, r *result.Run) {
 	stages := inRunOrder(r)
 	writeSummary(b, stages)
 	writeLimitations(b, stages, r.Oracle)
-	writeOracleFindings(b, stages, r.Oracle)
 	for _, s := range stages {
 		if s.Verdict != result.NotRun && s.Verdict != result.NotApplicable {
 			writeStage(b, s)
@@ -281,11 +280,8 @@ func checkItem(c result.Check) string {
 		return "- **" + prose(c.Name) + ": UNPROVEN**: it passed, but no BREAK made it fail.\n"
 	}
 	word := strings.ToUpper(verdictWord(c.Verdict))
-	switch c.Verdict {
-	case result.Limitation:
+	if c.Verdict == result.Limitation {
 		word += " (stock fails it the same way)"
-	case result.OracleFinding:
-		word += " (stock alone breaks this promise; the engine under test keeps it)"
 	}
 	detail := orDefault(c.Detail, "no detail recorded")
 	if len(c.Findings) > 0 || len(c.MeasurementErrors) > 0 {
