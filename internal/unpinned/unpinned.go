@@ -99,15 +99,7 @@ type Module struct {
 // GoLookup is the real Lookup: `go mod download -json module@version`
 // outside any module, with the machine's GOPROXY and checksum database.
 func GoLookup(ctx context.Context, mod, version string) (Module, error) {
-	dir, err := os.MkdirTemp("", "gauntlet-unpinned-")
-	if err != nil {
-		return Module{}, err
-	}
-	defer os.RemoveAll(dir)
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", mod+"@"+version)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GO111MODULE=on")
-	out, err := cmd.Output()
+	out, err := goOutsideModule(ctx, "mod", "download", "-json", mod+"@"+version)
 	var m struct{ Version, Sum, Dir, Error string }
 	if jerr := json.Unmarshal(out, &m); jerr != nil && err == nil {
 		return Module{}, fmt.Errorf("go mod download %s@%s: %w", mod, version, jerr)
@@ -116,11 +108,7 @@ func GoLookup(ctx context.Context, mod, version string) (Module, error) {
 		return Module{}, fmt.Errorf("%s@%s: %s", mod, version, m.Error)
 	}
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return Module{}, fmt.Errorf("go mod download %s@%s: %w: %s", mod, version, err, strings.TrimSpace(string(ee.Stderr)))
-		}
-		return Module{}, fmt.Errorf("go mod download %s@%s: %w", mod, version, err)
+		return Module{}, err
 	}
 	return Module{Version: m.Version, Sum: m.Sum, Dir: m.Dir}, nil
 }
@@ -129,23 +117,38 @@ func GoLookup(ctx context.Context, mod, version string) (Module, error) {
 // module@version`, the version's .info and .mod only (Dir and Sum are
 // empty). Releases asks it.
 func GoInfo(ctx context.Context, mod, version string) (Module, error) {
-	dir, err := os.MkdirTemp("", "gauntlet-unpinned-")
+	out, err := goOutsideModule(ctx, "list", "-m", "-json", mod+"@"+version)
 	if err != nil {
 		return Module{}, err
-	}
-	defer os.RemoveAll(dir)
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-json", mod+"@"+version)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GO111MODULE=on")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return Module{}, fmt.Errorf("go list -m %s@%s: %w: %s", mod, version, err, strings.TrimSpace(string(out)))
 	}
 	var m struct{ Version string }
 	if err := json.Unmarshal(out, &m); err != nil {
 		return Module{}, fmt.Errorf("go list -m %s@%s: %w", mod, version, err)
 	}
 	return Module{Version: m.Version}, nil
+}
+
+// goOutsideModule runs the go command in an empty directory, so no
+// module or workspace of the caller's applies; it returns stdout, and an
+// error carrying stderr.
+func goOutsideModule(ctx context.Context, args ...string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "gauntlet-unpinned-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GO111MODULE=on")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out, fmt.Errorf("go %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return out, fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+	}
+	return out, nil
 }
 
 // Builder builds unpinned engines into a toolchain cache.
