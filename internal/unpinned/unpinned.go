@@ -13,12 +13,9 @@ package unpinned
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,8 +30,8 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 )
 
-// Family is how one CLI is built from its module.
-type Family struct {
+// family is how one CLI is built from its module.
+type family struct {
 	Engine  string
 	Module  string
 	Package string
@@ -42,8 +39,8 @@ type Family struct {
 	ldflags func(version string) string
 }
 
-// Families are the two CLIs, by engine name.
-var families = map[string]Family{
+// families are the two CLIs, by engine name.
+var families = map[string]family{
 	"tofu": {Engine: "tofu", Module: "github.com/opentofu/opentofu", Package: "./cmd/tofu",
 		ldflags: func(string) string { return "-s -w -X 'github.com/opentofu/opentofu/version.dev=no'" }},
 	"terraform": {Engine: "terraform", Module: "github.com/hashicorp/terraform", Package: ".",
@@ -52,11 +49,11 @@ var families = map[string]Family{
 		}},
 }
 
-// FamilyOf returns the family of an engine name ("tofu", "terraform").
-func FamilyOf(engine string) (Family, error) {
+// familyOf returns the family of an engine name ("tofu", "terraform").
+func familyOf(engine string) (family, error) {
 	f, ok := families[engine]
 	if !ok {
-		return Family{}, fmt.Errorf("engine %q: unpinned builds are of tofu or terraform", engine)
+		return family{}, fmt.Errorf("engine %q: unpinned builds are of tofu or terraform", engine)
 	}
 	return f, nil
 }
@@ -76,9 +73,6 @@ type Engine struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
 }
-
-// Spec is "tofu@1.10.7".
-func (e Engine) Spec() string { return e.Engine + "@" + e.Version }
 
 // String says what the binary is, for a page and a log.
 func (e Engine) String() string {
@@ -170,7 +164,7 @@ func (b Builder) Plan(ctx context.Context, spec string) (toolchain.ToolPin, Engi
 	if !ok || ver == "" {
 		return toolchain.ToolPin{}, Engine{}, fmt.Errorf("engine %q: want ENGINE@VERSION, such as tofu@1.10.7 or tofu@<commit>", spec)
 	}
-	fam, err := FamilyOf(name)
+	fam, err := familyOf(name)
 	if err != nil {
 		return toolchain.ToolPin{}, Engine{}, err
 	}
@@ -219,10 +213,12 @@ func (b Builder) Build(ctx context.Context, spec string) (Engine, error) {
 	if err != nil {
 		return Engine{}, fmt.Errorf("engine %s: %w", spec, err)
 	}
-	e.Path = tc.Path(pin.Name)
-	if e.SHA256, err = fileSHA256(e.Path); err != nil {
+	// The toolchain hashed the binary as it built or verified it.
+	bin, err := tc.Binary(pin.Name)
+	if err != nil {
 		return Engine{}, err
 	}
+	e.Path, e.SHA256 = bin.Path, bin.SHA256
 	return e, nil
 }
 
@@ -238,7 +234,7 @@ const missesEnd = 3
 // not served. Prereleases are left out. A lookup per release (Info,
 // a second or so each).
 func (b Builder) Releases(ctx context.Context, engine, from, to string) ([]string, error) {
-	fam, err := FamilyOf(engine)
+	fam, err := familyOf(engine)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +276,10 @@ func (b Builder) info() Lookup {
 	return b.Lookup
 }
 
-var releaseRE = regexp.MustCompile(`^v?\d+\.\d+\.\d+$`)
+var (
+	releaseRE   = regexp.MustCompile(`^v?\d+\.\d+\.\d+$`)
+	goVersionRE = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
+)
 
 func isRelease(v string) bool { return releaseRE.MatchString(v) }
 
@@ -298,7 +297,7 @@ func nextMinor(mm string) string {
 func sourceGo(dir string) (string, error) {
 	if b, err := os.ReadFile(filepath.Join(dir, ".go-version")); err == nil {
 		v := strings.TrimSpace(string(b))
-		if regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(v) {
+		if goVersionRE.MatchString(v) {
 			return "go" + v, nil
 		}
 		return "", fmt.Errorf(".go-version says %q: want a release like 1.24.13", v)
@@ -338,17 +337,4 @@ func localReplaces(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -57,7 +57,7 @@ func TestPlan(t *testing.T) {
 	if pin.Source.Go != "go1.24.4" || pin.Source.Version != "v1.10.7" || pin.Source.Package != "./cmd/tofu" || pin.Engine != "tofu" {
 		t.Errorf("pin %+v %+v: want go1.24.4 from .go-version, v1.10.7, ./cmd/tofu", pin, *pin.Source)
 	}
-	if pin.VersionWant != `"terraform_version": "1.10.7"` || e.Sum != "h1:v1.10.7=" || e.Spec() != "tofu@1.10.7" {
+	if pin.VersionWant != `"terraform_version": "1.10.7"` || e.Sum != "h1:v1.10.7=" || e.Engine != "tofu" || e.Version != "1.10.7" {
 		t.Errorf("want the exact version checked and the hash kept: %q %+v", pin.VersionWant, e)
 	}
 	if _, e, err := b.Plan(ctx, "tofu@v1.12.0"); err != nil || e.Go != "go1.25.3" {
