@@ -159,7 +159,8 @@ func runBisect(ctx context.Context, name string, f bisectFlags) error {
 	probe := func(ctx context.Context, engine string) (bisect.Step, error) {
 		// A release the proxy lists but will not hand over, or one that
 		// does not build here, cannot be placed: stepped around, said.
-		if _, err := f.tf.unpinnedEngine(ctx, engine, log.New(os.Stderr)); err != nil {
+		built, err := f.tf.unpinnedEngine(ctx, engine, log.New(os.Stderr))
+		if err != nil {
 			if ctx.Err() != nil {
 				return bisect.Step{}, ctx.Err()
 			}
@@ -169,7 +170,7 @@ func runBisect(ctx context.Context, name string, f bisectFlags) error {
 		}
 		dir := filepath.Join(f.out, strings.ReplaceAll(engine, "@", "-"))
 		res, err := runOne(ctx, runParams{name: name, estates: f.estates, out: dir, sides: sideFlags{engine: engine, substrate: "local"},
-			stages: []string{f.stage}, tf: *f.tf, reproduce: f.reproduce})
+			stages: []string{f.stage}, tf: *f.tf, reproduce: f.reproduce, built: built})
 		if err != nil {
 			return bisect.Step{}, err
 		}

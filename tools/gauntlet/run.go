@@ -11,6 +11,7 @@ import (
 
 	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
+	"github.com/gauntlet-k8s/gauntlet/internal/unpinned"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/log"
@@ -126,6 +127,9 @@ type runParams struct {
 	// aside, the tree is clean).
 	rc      *recording
 	session *recordSession
+	// built is sides.engine already built (an engine no pin names), when
+	// the caller built it; runOne builds it otherwise.
+	built *unpinned.Engine
 }
 
 // runOne runs one estate, writes its evidence to p.out, prints its
@@ -133,10 +137,14 @@ type runParams struct {
 // an estate for evidence takes.
 func runOne(ctx context.Context, p runParams) (*result.Run, error) {
 	l := log.New(os.Stderr)
-	// An engine no pin names is built here and given to the run by path.
-	built, err := p.tf.unpinnedEngine(ctx, p.sides.engine, l)
-	if err != nil {
-		return nil, err
+	// An engine no pin names is built here, unless the caller did, and
+	// given to the run by path.
+	built := p.built
+	if built == nil {
+		var err error
+		if built, err = p.tf.unpinnedEngine(ctx, p.sides.engine, l); err != nil {
+			return nil, err
+		}
 	}
 	if built != nil {
 		p.sides.engine = built.Path
