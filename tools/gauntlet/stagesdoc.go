@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -70,7 +69,7 @@ func stagesPage(page []byte, g *stage.Registry) ([]byte, error) {
 			for i < len(lines) && !strings.HasSuffix(lines[i], ".") {
 				i++
 			}
-			out = append(out, wrap("Order: "+strings.Join(g.IDs(), ", ")+".", 120)...)
+			out = append(out, cli.Wrap("Order: "+strings.Join(g.IDs(), ", ")+".", 120, ""))
 			orderDone = true
 		case m != nil:
 			st, ok := g.Lookup(m[1])
@@ -130,21 +129,4 @@ func heading(in stage.Info) string {
 		h += " (" + strings.Join(parts, "; ") + ")"
 	}
 	return h
-}
-
-// wrap breaks text at spaces into lines of at most width.
-func wrap(text string, width int) []string {
-	var lines []string
-	var b bytes.Buffer
-	for _, w := range strings.Fields(text) {
-		if b.Len() > 0 && b.Len()+1+len(w) > width {
-			lines = append(lines, b.String())
-			b.Reset()
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(w)
-	}
-	return append(lines, b.String())
 }

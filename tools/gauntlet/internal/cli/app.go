@@ -188,7 +188,7 @@ func (a *App) exits() []Exit {
 }
 
 func (a *App) usage(w io.Writer) {
-	fmt.Fprintf(w, "%s\n\nusage: %s <command> [arguments] [flags]\n\ncommands:\n", wrap(a.Doc, 100, ""), a.Name)
+	fmt.Fprintf(w, "%s\n\nusage: %s <command> [arguments] [flags]\n\ncommands:\n", Wrap(a.Doc, 100, ""), a.Name)
 	width := 0
 	for _, c := range a.Commands {
 		width = max(width, len(c.Name))
@@ -201,7 +201,7 @@ func (a *App) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-7s  %s\n", e.Code, e.Meaning)
 	}
 	if a.ExitNote != "" {
-		fmt.Fprintf(w, "%s\n", wrap(a.ExitNote, 100, "  "))
+		fmt.Fprintf(w, "%s\n", Wrap(a.ExitNote, 100, "  "))
 	}
 	fmt.Fprintf(w, "\n`%s <command> -h` shows a command's flags and examples; docs/cli.md has them all.\n", a.Name)
 }
@@ -218,12 +218,12 @@ func (a *App) groupUsage(w io.Writer, g string) {
 // Help writes a command's usage: synopsis, paragraph, flags with their
 // defaults and environment variables, examples.
 func (a *App) Help(w io.Writer, c *Command) {
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", synopsis(a.Name, c), wrap(c.Doc, 100, ""))
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", synopsis(a.Name, c), Wrap(c.Doc, 100, ""))
 	flags := Flags(c)
 	if len(flags) > 0 {
 		fmt.Fprintf(w, "\nflags:\n")
 		for _, f := range flags {
-			fmt.Fprintf(w, "  %s\n%s\n", f.Spelling(), wrap(f.Usage+f.defaults(), 100, "        "))
+			fmt.Fprintf(w, "  %s\n%s\n", f.Spelling(), Wrap(f.Usage+f.defaults(), 100, "        "))
 		}
 	}
 	if len(c.Examples) > 0 {
@@ -314,8 +314,10 @@ func Flags(c *Command) []FlagDoc {
 	return out
 }
 
-// wrap folds s into lines of at most width, each starting with indent.
-func wrap(s string, width int, indent string) string {
+// Wrap folds s into lines of at most width, each starting with indent (a
+// longer word stands alone): help text, and the generated pages' long
+// lines.
+func Wrap(s string, width int, indent string) string {
 	var lines []string
 	line := indent
 	for _, word := range strings.Fields(s) {
