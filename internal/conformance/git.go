@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,6 +40,33 @@ func (g Git) Dirty(ctx context.Context) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// Ignores says whether path (which need not exist) is inside the checkout
+// and ignored by it; outside is false with no error.
+func (g Git) Ignores(ctx context.Context, path string) (inside, ignored bool, err error) {
+	top, err := g.run(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return false, false, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false, false, err
+	}
+	if real, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(real, filepath.Base(abs))
+	}
+	rel, err := filepath.Rel(strings.TrimSpace(top), abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false, false, nil
+	}
+	// check-ignore exits 0 for ignored, 1 for not ignored, else failed.
+	_, err = g.run(ctx, "check-ignore", "-q", "--no-index", "--", abs)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return true, false, nil
+	}
+	return true, err == nil, err
 }
 
 // Head is the checkout's commit.

@@ -298,3 +298,24 @@ func TestMatrixReadableAtManyEstates(t *testing.T) {
 		t.Error("no heading for estate 07")
 	}
 }
+
+// TestIgnores: a folder under an ignored directory is inside and ignored
+// (a bisection's probes stay clean there), one elsewhere in the checkout
+// is inside and not ignored, and one outside the checkout is neither.
+func TestIgnores(t *testing.T) {
+	r := newRepo(t) // its .gitignore ignores /out/
+	g, ctx := Git{Dir: r.dir}, context.Background()
+	for _, c := range []struct {
+		path            string
+		inside, ignored bool
+	}{
+		{filepath.Join(r.dir, "out", "bisect", "x"), true, true},
+		{filepath.Join(r.dir, "conformance", "bugs", "bisect", "x"), true, false},
+		{filepath.Join(t.TempDir(), "elsewhere"), false, false},
+	} {
+		inside, ignored, err := g.Ignores(ctx, c.path)
+		if err != nil || inside != c.inside || ignored != c.ignored {
+			t.Errorf("Ignores(%s) = inside %v, ignored %v, %v; want %v, %v", c.path, inside, ignored, err, c.inside, c.ignored)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/gauntlet-k8s/gauntlet/internal/atomicfile"
 	"github.com/gauntlet-k8s/gauntlet/internal/bisect"
 	"github.com/gauntlet-k8s/gauntlet/internal/bugs"
+	"github.com/gauntlet-k8s/gauntlet/internal/conformance"
 	"github.com/gauntlet-k8s/gauntlet/internal/evidence"
 	"github.com/gauntlet-k8s/gauntlet/internal/toolchain"
 	"github.com/gauntlet-k8s/gauntlet/internal/unpinned"
@@ -82,11 +83,8 @@ func bisectCandidates(pins *toolchain.Pins, good, bad string) (refs []toolchain.
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if g.Engine != b.Engine {
-		return nil, 0, 0, fmt.Errorf("--good %s and --bad %s are of two engines: bisect within one", g, b)
-	}
-	if g == b {
-		return nil, 0, 0, fmt.Errorf("--good and --bad are the same engine, %s", g)
+	if err := bisectEnds(g.String(), b.String()); err != nil {
+		return nil, 0, 0, err
 	}
 	for _, e := range pins.Engines() {
 		if e.Engine == g.Engine {
@@ -99,19 +97,30 @@ func bisectCandidates(pins *toolchain.Pins, good, bad string) (refs []toolchain.
 	return refs[lo : hi+1], gi - lo, bi - lo, nil
 }
 
+// bisectEnds refuses ends (engine@version) that are not two versions of
+// one engine.
+func bisectEnds(good, bad string) error {
+	ge, gv, _ := strings.Cut(good, "@")
+	be, bv, _ := strings.Cut(bad, "@")
+	switch {
+	case ge != be:
+		return fmt.Errorf("--good %s and --bad %s are of two engines: bisect within one", good, bad)
+	case gv == bv:
+		return fmt.Errorf("--good and --bad are the same engine, %s", good)
+	}
+	return nil
+}
+
 // releaseCandidates lists the releases of good's and bad's engine that
 // the Go module proxy serves, from the older of the two to the newer
 // (both must be exact releases of one engine), and the indices of good
 // and bad.
 func releaseCandidates(ctx context.Context, b unpinned.Builder, good, bad string) (names []string, gi, bi int, err error) {
-	ge, gv, _ := strings.Cut(good, "@")
-	be, bv, _ := strings.Cut(bad, "@")
-	switch {
-	case ge != be:
-		return nil, 0, 0, fmt.Errorf("--good %s and --bad %s are of two engines: bisect within one", good, bad)
-	case gv == bv:
-		return nil, 0, 0, fmt.Errorf("--good and --bad are the same engine, %s", good)
+	if err := bisectEnds(good, bad); err != nil {
+		return nil, 0, 0, err
 	}
+	ge, gv, _ := strings.Cut(good, "@")
+	_, bv, _ := strings.Cut(bad, "@")
 	vs, err := b.Releases(ctx, ge, gv, bv)
 	if err != nil {
 		return nil, 0, 0, err
@@ -124,6 +133,18 @@ func releaseCandidates(ctx context.Context, b unpinned.Builder, good, bad string
 		return nil, 0, 0, fmt.Errorf("--good %s and --bad %s must both be releases the Go module proxy serves; it serves %s", good, bad, strings.Join(names, ", "))
 	}
 	return names, gi, bi, nil
+}
+
+// bisectOutKeepsTreeClean refuses an --out inside the checkout that git
+// does not ignore: the first probe's folder would be untracked, so every
+// later probe would run from a "-dirty" tree, which a bug catalogue row
+// cannot cite.
+func bisectOutKeepsTreeClean(ctx context.Context, out string) error {
+	inside, ignored, err := conformance.Git{Dir: "."}.Ignores(ctx, out)
+	if err != nil || !inside || ignored {
+		return nil // outside a checkout (or no git): nothing to make dirty
+	}
+	return fmt.Errorf("--out %s is inside the checkout and not ignored: the first probe's folder would make every later probe's tree dirty, so no step could be cited; write under out/ (ignored) or outside the checkout, then copy the folder in", out)
 }
 
 func runBisect(ctx context.Context, name string, f bisectFlags) error {
@@ -154,6 +175,9 @@ func runBisect(ctx context.Context, name string, f bisectFlags) error {
 	}
 	if f.out == "" {
 		f.out = filepath.Join("out", "bisect", name)
+	}
+	if err := bisectOutKeepsTreeClean(ctx, f.out); err != nil {
+		return cli.Usagef("bisect", "%v", err)
 	}
 	fmt.Printf("bisect %s, stage %s: %d %s, %s\n", name, f.stage, len(names), kind, strings.Join(names, ", "))
 	probe := func(ctx context.Context, engine string) (bisect.Step, error) {
