@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/wordwrap"
 )
 
 // symbols are the matrix's one-glyph proofs.
@@ -30,7 +32,7 @@ func WriteText(w io.Writer, r *Report) error {
 		if s.Gap != "" {
 			why += " [gap: " + s.Gap + "]"
 		}
-		for i, l := range wrap(why, whyWidth) {
+		for i, l := range wordwrap.Lines(why, whyWidth) {
 			if i == 0 {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.ID, s.Proof, l)
 			} else {
@@ -53,7 +55,7 @@ func WriteText(w io.Writer, r *Report) error {
 			fmt.Fprintln(tw, "    requirement\t"+strings.Join(p.Substrates, "\t")+"\twhy")
 			pad := strings.Repeat("\t", len(p.Substrates)+1)
 			for _, row := range p.Rows {
-				for i, l := range wrap(row.Why, whyWidth) {
+				for i, l := range wordwrap.Lines(row.Why, whyWidth) {
 					if i == 0 {
 						fmt.Fprintf(tw, "    %s\t%s\t%s\n", row.ID, strings.Join(row.Cells, "\t"), l)
 					} else {
@@ -78,7 +80,7 @@ func WriteText(w io.Writer, r *Report) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  estate\tsubstrate\tproof\tproves\twhy")
 		for _, e := range r.Estates {
-			for i, l := range wrap(e.Why, whyWidth) {
+			for i, l := range wordwrap.Lines(e.Why, whyWidth) {
 				if i == 0 {
 					fmt.Fprintf(tw, "  %s\t%s\t%s%s\t%d\t%s\n", e.Estate, e.Substrate, e.Proof, star(e.Required), len(e.Proves), l)
 				} else {
@@ -223,28 +225,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// wrap breaks s at spaces into lines of at most width (a longer word
-// stands alone).
-func wrap(s string, width int) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = word
-		case len(line)+1+len(word) > width:
-			lines = append(lines, line)
-			line = word
-		default:
-			line += " " + word
-		}
-	}
-	if line != "" || len(lines) == 0 {
-		lines = append(lines, line)
-	}
-	return lines
 }
 
 // WriteMarkdown writes status.md: the headline, the gate, each estate's

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/gauntlet-k8s/gauntlet/internal/wordwrap"
 )
 
 // Exit is one row of the exit-code table.
@@ -318,19 +320,11 @@ func Flags(c *Command) []FlagDoc {
 // longer word stands alone): help text, and the generated pages' long
 // lines.
 func Wrap(s string, width int, indent string) string {
-	var lines []string
-	line := indent
-	for _, word := range strings.Fields(s) {
-		if len(line) > len(indent) && len(line)+1+len(word) > width {
-			lines = append(lines, line)
-			line = indent
-		}
-		if len(line) > len(indent) {
-			line += " "
-		}
-		line += word
+	lines := wordwrap.Lines(s, width-len(indent))
+	for i := range lines {
+		lines[i] = indent + lines[i]
 	}
-	return strings.Join(append(lines, line), "\n")
+	return strings.Join(lines, "\n")
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
