@@ -65,7 +65,9 @@ type Catch struct {
 
 // Evidence is one recorded run: its folder (from the repository's root),
 // the engine on the side that shows the bug or its absence, and what that
-// run's stage must say - "fail" with the finding, or "pass". Stage, when
+// run's stage must say - "fail" with the finding, "pass", or, for a bug
+// in the pinned oracle, "oracle_finding": a check of the stage is stock's
+// finding (result.OracleFinding) saying the finding. Stage, when
 // set, is another stage than the catch's that shows a fixed engine's pass
 // (stock applies every root in cold_deploy; some stages run on the
 // subject only).
@@ -148,8 +150,11 @@ func (c *Catch) check(at string) []error {
 		if !slices.Contains([]string{"subject", "oracle"}, e.Side) {
 			bad("evidence %s: side %q, want subject or oracle", e.Run, e.Side)
 		}
-		if !slices.Contains([]string{"fail", "pass"}, e.Want) {
-			bad("evidence %s: want %q, want fail or pass", e.Run, e.Want)
+		if !slices.Contains([]string{"fail", "pass", "oracle_finding"}, e.Want) {
+			bad("evidence %s: want %q, want fail, pass or oracle_finding", e.Run, e.Want)
+		}
+		if e.Want == "oracle_finding" && e.Side != "oracle" {
+			bad("evidence %s: an oracle's finding is stock's: its side is the oracle", e.Run)
 		}
 		if !engineRE.MatchString(e.Engine) {
 			bad("evidence %s: engine %q is not engine@X.Y.Z", e.Run, e.Engine)
@@ -162,8 +167,8 @@ func (c *Catch) check(at string) []error {
 		}
 		wants[e.Want] = true
 	}
-	if !wants["fail"] || !wants["pass"] {
-		bad("evidence needs a run where the stage fails on a buggy engine and one where it passes on a fixed engine")
+	if !(wants["fail"] || wants["oracle_finding"]) || !wants["pass"] {
+		bad("evidence needs a run where the stage fails on a buggy engine (or a buggy oracle's finding) and one where it passes on a fixed engine")
 	}
 	return errs
 }

@@ -209,3 +209,67 @@ func TestEvidenceOfAnotherStage(t *testing.T) {
 		t.Errorf("problems %q", problems)
 	}
 }
+
+// A bug in the pinned oracle is evidenced by stock's finding: a check of
+// the stage whose verdict is result.OracleFinding and whose oracle-side
+// finding says the text. A limitation (both sides), a finding of the
+// subject's, or a claim of it on the subject side is refused.
+func TestVerifyOracleFinding(t *testing.T) {
+	const cat = `schema: gauntlet.bugs/v1
+bugs:
+- id: exit-code
+  title: refresh-only exits 2 with no changes
+  engine: both
+  upstream: [hashicorp/terraform#36403]
+  affected: terraform 1.8 - 1.11
+  fixed: terraform 1.12.0
+  shape: a refresh-only plan repeated
+  caught:
+    estate: e1
+    stage: cold_deploy
+    finding: got 2 on
+    evidence:
+    - {run: runs/run, side: oracle, engine: terraform@1.11.4, want: oracle_finding}
+    - {run: runs/run, side: subject, engine: tofu@1.12.6, want: pass}
+`
+	c, err := Parse([]byte(cat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(root string, v result.Verdict, side string) {
+		writeRun(t, root, "runs/run", "tofu@1.12.6", result.Pass, "each side planned five times")
+		p := filepath.Join(root, "runs/run", RunJSON)
+		var r result.Run
+		raw, _ := os.ReadFile(p)
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Stages[0].Checks = []result.Check{{Name: "exits 0", Verdict: v, Findings: []result.Finding{{Side: side, Object: "plan -refresh-only", Field: "exit codes", Want: "0 on every repeat", Got: "2 on 5 of 5 repeats"}}}}
+		raw, _ = json.Marshal(r)
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := t.TempDir()
+	write(root, result.OracleFinding, "oracle")
+	v, problems := Verify(c, root, known())
+	if len(problems) != 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	if s := v.Seen["exit-code"][0]; s.Verdict != result.OracleFinding || !strings.Contains(s.Line, "got 2 on 5 of 5 repeats") {
+		t.Errorf("seen %+v", s)
+	}
+	for _, tc := range []struct {
+		v    result.Verdict
+		side string
+	}{{result.Limitation, "oracle"}, {result.OracleFinding, "subject"}} {
+		root := t.TempDir()
+		write(root, tc.v, tc.side)
+		if _, problems := Verify(c, root, known()); len(problems) != 1 || !strings.Contains(problems[0], "no check that is stock's finding") {
+			t.Errorf("%s on the %s: problems %v", tc.v, tc.side, problems)
+		}
+	}
+	if _, err := Parse([]byte(strings.Replace(cat, "side: oracle, engine: terraform@1.11.4", "side: subject, engine: terraform@1.11.4", 1))); err == nil {
+		t.Error("an oracle's finding claimed on the subject's side")
+	}
+}

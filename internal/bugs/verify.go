@@ -114,6 +114,19 @@ func see(root string, c *Catch, e Evidence) (Seen, error) {
 		if st.Verdict != result.Pass {
 			return s, fmt.Errorf("%s is %s, where the catalogue says a fixed engine passes it", id, st.Verdict)
 		}
+	case "oracle_finding":
+		for _, ch := range st.Checks {
+			if ch.Verdict != result.OracleFinding {
+				continue
+			}
+			for _, f := range ch.Findings {
+				if f.Side == "oracle" && (strings.Contains(f.Got, c.Finding) || strings.Contains(f.Detail, c.Finding) || strings.Contains(f.Error(), c.Finding)) {
+					s.Verdict, s.Line = result.OracleFinding, f.Error()
+					return s, nil
+				}
+			}
+		}
+		return s, fmt.Errorf("%s has no check that is stock's finding saying %q", id, c.Finding)
 	case "fail":
 		if st.Verdict != result.Fail {
 			return s, fmt.Errorf("%s is %s, where the catalogue says the bug fails it", id, st.Verdict)

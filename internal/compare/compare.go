@@ -583,7 +583,12 @@ func side(s sideStages, versions []string) Side {
 func findings(st result.Stage) []Finding {
 	var out []Finding
 	for _, c := range st.Checks {
-		if c.Verdict != result.Pass && c.Verdict != result.NotRun {
+		switch {
+		case c.Verdict == result.OracleFinding:
+			// The same oracle on both sides of a compare: said as stock's,
+			// so a reader never takes it for the build's.
+			out = append(out, Finding{Check: c.Name, Detail: "the oracle's finding (stock alone broke it, the engine kept it): " + oneline.First(c.Detail, 400)})
+		case c.Verdict != result.Pass && c.Verdict != result.NotRun:
 			out = append(out, Finding{Check: c.Name, Detail: fmt.Sprintf("%s: %s", c.Verdict, oneline.First(c.Detail, 400))})
 		}
 	}

@@ -95,7 +95,7 @@ func RunID(run *result.Run, substrate string) string {
 	return run.StartedAt.UTC().Format("20060102T150405Z") + "-" + run.Estate.Name + "-" + substrate + "-" + shortHash(c)
 }
 
-var knownVerdicts = []result.Verdict{result.Pass, result.Fail, result.NotRun, result.Cancelled, result.Unproven, result.Limitation}
+var knownVerdicts = []result.Verdict{result.Pass, result.Fail, result.NotRun, result.Cancelled, result.Unproven, result.Limitation, result.OracleFinding}
 
 // knownStageVerdicts are knownVerdicts and the one only a stage can have:
 // not_applicable (the estate's shape cannot carry it), never a check's.
@@ -171,9 +171,11 @@ func BuildRows(id string, runJSON, inputsJSON []byte) ([]Row, error) {
 			switch {
 			case !slices.Contains(knownVerdicts, c.Verdict):
 				return nil, fmt.Errorf("stage %s check %q has unknown verdict %q", s.ID, c.Name, c.Verdict)
-			case c.Verdict == result.Pass && (len(c.ProvedBy) > 0 || c.NoBreak != ""):
+			case (c.Verdict == result.Pass || c.Verdict == result.OracleFinding) && (len(c.ProvedBy) > 0 || c.NoBreak != ""):
+				// An oracle's finding: the engine's side passed and its
+				// BREAK proved it; stock's defect is the page's to say.
 				r.ChecksProved++
-			case c.Verdict == result.Pass:
+			case c.Verdict == result.Pass || c.Verdict == result.OracleFinding:
 				r.ChecksUnbacked++
 			case c.Verdict == result.NotRun:
 				r.ChecksNotRun++

@@ -23,8 +23,23 @@ func assess(r *result.Run) assessment {
 	return assessment{Assessment: r.Assess(), substrate: r.Substrate, oracle: orDefault(r.Oracle.Display, "the oracle"), cancelled: cancelledSentence(r)}
 }
 
-// verdictSentence is the page's one-line answer to "is the run clear?".
+// verdictSentence is the page's one-line answer to "is the run clear?",
+// and, when stock alone broke a promise the engine kept, that it did:
+// stock's finding costs the engine nothing, but no reader should miss it.
 func (a assessment) verdictSentence() string {
+	s := a.verdictCore()
+	if n := len(a.OracleFindings); n > 0 && a.Cancelled == nil {
+		checks := make([]string, n)
+		for i, c := range a.OracleFindings {
+			checks[i] = c.Stage + ": " + c.Check
+		}
+		s += fmt.Sprintf(" Stock (%s) broke %s %s the engine under test kept - the oracle's %s, not the engine's: %s.",
+			a.oracle, count(n), plural(n, "promise", "promises"), plural(n, "finding", "findings"), strings.Join(checks, "; "))
+	}
+	return s
+}
+
+func (a assessment) verdictCore() string {
 	if a.Cancelled != nil {
 		return a.cancelled
 	}

@@ -27,6 +27,8 @@ func verdictWord(v result.Verdict) string {
 		return "cancelled"
 	case result.Limitation:
 		return "limitation"
+	case result.OracleFinding:
+		return "oracle's finding"
 	}
 	return fmt.Sprintf("unknown verdict %q", string(v))
 }
@@ -46,6 +48,8 @@ func verdictPhrase(v result.Verdict) string {
 		return "was cancelled"
 	case result.Limitation:
 		return "fails the same way on stock (a limitation, not the engine's)"
+	case result.OracleFinding:
+		return "passes on the engine under test and fails on stock alone (the oracle's finding)"
 	}
 	return fmt.Sprintf("has unknown verdict %q", string(v))
 }

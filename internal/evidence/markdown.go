@@ -219,6 +219,33 @@ func writeLimitations(b *strings.Builder, stages []result.Stage, oracle result.E
 	b.WriteString(strings.Join(items, "\n") + "\n\n")
 }
 
+// writeOracleFindings lists, in a section of their own, the promises
+// stock alone broke while the engine under test kept them: defects of the
+// pinned oracle (or of the provider under it), which cost the engine
+// nothing and are no limitation. Nothing is written when there are none.
+func writeOracleFindings(b *strings.Builder, stages []result.Stage, oracle result.Engine) {
+	var items []string
+	for _, s := range stages {
+		for _, c := range s.Checks {
+			if c.Verdict != result.OracleFinding {
+				continue
+			}
+			item := fmt.Sprintf("- %s, %s", prose(stageName(s)), prose(c.Name))
+			for _, f := range c.Findings {
+				item += fmt.Sprintf("\n  - finding: %s", prose(f.Error()))
+			}
+			items = append(items, item)
+		}
+	}
+	if len(items) == 0 {
+		return
+	}
+	b.WriteString("### The oracle's findings\n\n")
+	fmt.Fprintf(b, "%s breaks these promises on its own cluster, and the engine under test keeps them (each proven on the engine's side by its BREAK). They are stock's defects - of the pinned oracle or of the provider under it - reported as stock's: not the engine's fail, not a limitation, and they cost the run nothing.\n\n",
+		prose(engineLabel(oracle)))
+	b.WriteString(strings.Join(items, "\n") + "\n\n")
+}
+
 // figuresLine is "Figures: " and the figures by name, or empty.
 func figuresLine(figures map[string]int) string {
 	if len(figures) == 0 {

@@ -22,6 +22,7 @@ func writeSections(b *strings.Builder, r *result.Run) {
 	stages := inRunOrder(r)
 	writeSummary(b, stages)
 	writeLimitations(b, stages, r.Oracle)
+	writeOracleFindings(b, stages, r.Oracle)
 	for _, s := range stages {
 		if s.Verdict != result.NotRun && s.Verdict != result.NotApplicable {
 			writeStage(b, s)
@@ -280,8 +281,11 @@ func checkItem(c result.Check) string {
 		return "- **" + prose(c.Name) + ": UNPROVEN**: it passed, but no BREAK made it fail.\n"
 	}
 	word := strings.ToUpper(verdictWord(c.Verdict))
-	if c.Verdict == result.Limitation {
+	switch c.Verdict {
+	case result.Limitation:
 		word += " (stock fails it the same way)"
+	case result.OracleFinding:
+		word += " (stock alone breaks this promise; the engine under test keeps it)"
 	}
 	detail := orDefault(c.Detail, "no detail recorded")
 	if len(c.Findings) > 0 || len(c.MeasurementErrors) > 0 {

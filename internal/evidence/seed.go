@@ -16,6 +16,7 @@ import (
 func writeSeed(b *strings.Builder, r *result.Run) {
 	writeTable(b, r.Stages)
 	writeLimitations(b, r.Stages, r.Oracle)
+	writeOracleFindings(b, r.Stages, r.Oracle)
 	writeAborted(b, r.Stages)
 	writeChoices(b, r.Choices)
 	if s := runOrderLine(r); s != "" {

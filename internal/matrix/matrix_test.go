@@ -269,3 +269,14 @@ func TestSubjectsAreTakenAsGivenAndChecked(t *testing.T) {
 		}
 	}
 }
+
+// A promise stock alone broke is stock's in every column: no difference of
+// the engine's, said in the cell's words.
+func TestOracleFindingIsStocks(t *testing.T) {
+	c := stageCell("tofu@1.12.6", stageOf("refresh_only", result.Pass, 0,
+		result.Check{Name: "exits 0 every repeat", Verdict: result.OracleFinding, Detail: "oracle: got 2 on 5 of 5 repeats"},
+		result.Check{Name: "acts on nothing", Verdict: result.Pass}))
+	if len(c.Differs) != 0 || !strings.Contains(c.Why, "the oracle's finding (stock alone broke it, this engine kept it): exits 0 every repeat") {
+		t.Errorf("cell %+v", c)
+	}
+}

@@ -171,7 +171,14 @@ func findStage(r *result.Run, id string) (result.Stage, bool) {
 // stageCell explains one stage of one run.
 func stageCell(engine string, s result.Stage) Cell {
 	c := Cell{Engine: engine, Verdict: s.Verdict}
+	var stocks []string
 	for _, ch := range s.Checks {
+		if ch.Verdict == result.OracleFinding {
+			// Stock broke a promise this engine kept: stock's, said in the
+			// cell's words, never a difference of the engine's.
+			stocks = append(stocks, ch.Name)
+			continue
+		}
 		// A limitation fails on stock the same way: no difference.
 		if ch.Verdict != result.Pass && ch.Verdict != result.NotRun && ch.Verdict != result.Limitation {
 			c.Differs = append(c.Differs, Diff{Check: ch.Name, Detail: fmt.Sprintf("%s: %s", ch.Verdict, oneline.First(ch.Detail, 200))})
@@ -194,6 +201,9 @@ func stageCell(engine string, s result.Stage) Cell {
 			}
 		}
 		c.Why = fmt.Sprintf("%d checks as stock; %d of %d BREAKs proved", passed(s.Checks), proved, run)
+		if len(stocks) > 0 {
+			c.Why += fmt.Sprintf("; the oracle's finding (stock alone broke it, this engine kept it): %s", strings.Join(stocks, "; "))
+		}
 	case result.NotRun, result.NotApplicable, result.Cancelled:
 		c.Why = oneline.First(orElse(s.Reason, s.Detail), 200)
 	case result.Limitation:

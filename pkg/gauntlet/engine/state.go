@@ -58,7 +58,8 @@ func (w *Workspace) StateList(ctx context.Context) ([]string, error) {
 
 // StateRm runs state rm for the addresses.
 func (w *Workspace) StateRm(ctx context.Context, addrs ...string) (Call, error) {
-	return w.Run(ctx, append([]string{"state", "rm"}, addrs...))
+	// -no-color: what it prints lands in evidence.md verbatim.
+	return w.Run(ctx, append([]string{"state", "rm", "-no-color"}, addrs...))
 }
 
 // Import is one import block.

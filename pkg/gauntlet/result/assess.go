@@ -25,6 +25,10 @@ type Assessment struct {
 	// Outside are non-headline stages that failed: they do not cost the
 	// run its "clear", but every reader is told.
 	Outside []Stage
+	// OracleFindings are the checks stock alone broke, each a promise the
+	// engine under test kept (OracleFinding): they do not cost the clear,
+	// and every reader is told, as stock's.
+	OracleFindings []CheckNotRun
 	// ChecksNotRun are the checks of passing stages that did not run,
 	// e.g. on a substrate without containers. A clear run says how many.
 	ChecksNotRun []CheckNotRun
@@ -52,7 +56,8 @@ type AbortedStage struct {
 	Reason   string `json:"reason"`
 }
 
-// CheckNotRun is one check that did not run, with its stage and reason.
+// CheckNotRun is one check that did not run, with its stage and reason;
+// for an oracle finding, the reason is what stock did.
 type CheckNotRun struct {
 	Stage  string `json:"stage"`
 	Check  string `json:"check"`
@@ -70,6 +75,11 @@ func (r *Run) Assess() Assessment {
 			continue
 		}
 		a.Headline++
+		for _, c := range s.Checks {
+			if c.Verdict == OracleFinding {
+				a.OracleFindings = append(a.OracleFindings, CheckNotRun{Stage: s.ID, Check: c.Name, Reason: c.Detail})
+			}
+		}
 		if s.Aborted != "" {
 			a.Aborted = append(a.Aborted, AbortedStage{Stage: s.ID, Recorded: len(s.Checks), Reason: s.Aborted})
 		}
@@ -135,7 +145,7 @@ func Contradictions(s Stage) []string {
 	}
 	for _, c := range s.Checks {
 		switch c.Verdict {
-		case Pass:
+		case Pass, OracleFinding:
 			if len(c.ProvedBy) == 0 && c.NoBreak == "" {
 				why = append(why, "check "+c.Name+" has no proof")
 			}

@@ -62,6 +62,16 @@ func StockAloneFailure(findings []Finding, measurementErrors []string) bool {
 	return true
 }
 
+// OracleFinding is the verdict of a check that holds each side to the
+// same promise on its own - an exit code on an unchanged world, an apply
+// that must succeed - which stock broke and the engine under test kept:
+// a defect of the pinned oracle (or of the provider under it), reported
+// as stock's in its own words. The engine's side passed and is proven by
+// its own BREAK, so it is no limitation and costs the run nothing; a
+// check that compares the engine with stock can never be one (the stage
+// says which checks are promises: Recorder.Promise).
+const OracleFinding Verdict = "oracle_finding"
+
 // SideError is what one side of a two-sided step returned: the stage
 // reads which sides failed from it, not from its text.
 type SideError struct {

@@ -403,7 +403,7 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 		return err
 	}
 	info := saved.Annotations[recordstore.LockInfoAnnotation]
-	if _, err := hs.to.ws.Run(ctx, []string{"force-unlock", "-force", id}); err != nil {
+	if _, err := hs.to.ws.Run(ctx, []string{"force-unlock", "-force", "-no-color", id}); err != nil {
 		return err
 	}
 	cleared := func(ctx context.Context) error {

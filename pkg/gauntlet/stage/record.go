@@ -28,6 +28,9 @@ type Recorder struct {
 	// may run before the check it covers is recorded (a corruption that
 	// must precede the one real apply it measures).
 	proofs map[string][]string
+	// promises are the checks that hold each side to a promise on its
+	// own (Promise): stock alone breaking one is stock's finding.
+	promises map[string]bool
 }
 
 // sentence is one sentence of the detail paragraph. A claim stands only if
@@ -40,8 +43,15 @@ type sentence struct {
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{figures: map[string]int{}, proofs: map[string][]string{}}
+	return &Recorder{figures: map[string]int{}, proofs: map[string][]string{}, promises: map[string]bool{}}
 }
+
+// Promise marks the check name as a promise each side keeps on its own -
+// an exit code, an apply that must succeed - rather than a comparison of
+// the engine with stock: when stock alone breaks it, the check is the
+// oracle's finding (result.OracleFinding), said as stock's, and costs the
+// engine nothing. Call it before the check is recorded.
+func (r *Recorder) Promise(name string) { r.promises[name] = true }
 
 func capitalise(format string, args ...any) string {
 	s := strings.TrimSpace(fmt.Sprintf(format, args...))
@@ -88,6 +98,9 @@ func (r *Recorder) Check(name string, err error, detail string) bool {
 		case result.SharedFailure(c.Findings, c.MeasurementErrors):
 			c.Verdict = result.Limitation
 			r.sentences = append(r.sentences, sentence{text: capitalise("LIMITATION %s: stock fails it the same way, so it is not the engine's: %v", name, err), failure: true})
+		case result.StockAloneFailure(c.Findings, c.MeasurementErrors) && r.promises[name]:
+			c.Verdict = result.OracleFinding
+			r.sentences = append(r.sentences, sentence{text: capitalise("ORACLE FINDING %s: stock breaks this promise and the engine under test keeps it, so it is stock's defect - not the engine's fail and no limitation: %v", name, err), failure: true})
 		case result.StockAloneFailure(c.Findings, c.MeasurementErrors):
 			c.Verdict = result.Limitation
 			r.sentences = append(r.sentences, sentence{text: capitalise("LIMITATION %s: stock alone fails it and the engine under test does not, so it is no pass and not the engine's fail: %v", name, err), failure: true})
@@ -101,7 +114,7 @@ func (r *Recorder) Check(name string, err error, detail string) bool {
 		// every round that failed was one.
 		prev := r.checks[i]
 		switch {
-		case failing(c.Verdict) && failing(prev.Verdict):
+		case failing(c.Verdict) && (failing(prev.Verdict) || prev.Verdict == result.OracleFinding):
 			// Both rounds failed: keep every finding.
 			c.Findings = append(prev.Findings, c.Findings...)
 			c.MeasurementErrors = append(prev.MeasurementErrors, c.MeasurementErrors...)
@@ -110,6 +123,8 @@ func (r *Recorder) Check(name string, err error, detail string) bool {
 				c.Verdict = result.Fail
 			}
 			r.checks[i] = c
+		case prev.Verdict == result.OracleFinding && c.Verdict == result.Pass:
+			// Stock broke the promise in an earlier round: that stands.
 		case failing(c.Verdict) || !failing(prev.Verdict):
 			r.checks[i] = c
 		}
@@ -331,7 +346,7 @@ func (r *Recorder) Figure(key string, v int) { r.figures[key] = v }
 func (r *Recorder) settle() {
 	for i, c := range r.checks {
 		r.checks[i].ProvedBy = r.proofs[c.Name]
-		if c.Verdict == result.Pass && len(r.proofs[c.Name]) == 0 && c.NoBreak == "" {
+		if (c.Verdict == result.Pass || c.Verdict == result.OracleFinding) && len(r.proofs[c.Name]) == 0 && c.NoBreak == "" {
 			r.checks[i].Verdict = result.Unproven
 		}
 	}
@@ -353,7 +368,7 @@ func (r *Recorder) Failed() bool {
 	limited, unproven := false, false
 	for _, c := range r.checks {
 		switch c.Verdict {
-		case result.Pass, result.NotRun:
+		case result.Pass, result.NotRun, result.OracleFinding:
 		case result.Limitation:
 			limited = true
 		case result.Unproven:
