@@ -73,6 +73,11 @@ func redactRun(r *redactor, res *result.Run) error {
 	if err := json.Unmarshal([]byte(out), &clean); err != nil {
 		return fmt.Errorf("redact: %w", err)
 	}
+	// The run's identity comes from the checkout and its pins, never from
+	// a cluster or a state: a secret value that happens to be a word of
+	// the estate's name must not rename the run (the ledger would refuse
+	// it as another estate's).
+	clean.Estate, clean.Subject, clean.Oracle, clean.Substrate, clean.Commit = res.Estate, res.Subject, res.Oracle, res.Substrate, res.Commit
 	*res = clean
 	return nil
 }

@@ -82,3 +82,27 @@ func TestLearnedSecretsLeaveNoTraceInAnyFormat(t *testing.T) {
 		t.Errorf("the page does not show the digest %s: %v\n%s", secret.Digest(pw), err, b.String())
 	}
 }
+
+// A secret value that is also a word of the run's identity (the estate's
+// name, its engines) is scrubbed from what the run measured but never
+// renames the run: reference-ephemeral-write-only's Secret held
+// "write-only", and its run.json named the estate
+// "reference-ephemeral-sha256:...", which the ledger refused as another
+// estate's run.
+func TestSecretsLeaveTheRunsIdentity(t *testing.T) {
+	const value = "write-only"
+	red := newRedactor(&estate.Spec{Variables: map[string]any{"v": value}, Sensitive: []string{"v"}})
+	res := &result.Run{Estate: result.Estate{Name: "reference-ephemeral-write-only", Title: "A write-only attribute"},
+		Subject: result.Engine{Version: "write-only"}, Substrate: "local",
+		Stages: []result.Stage{{ID: "cold_deploy", Detail: "the Secret holds write-only"}}}
+	if err := redactRun(red, res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Estate.Name != "reference-ephemeral-write-only" || res.Estate.Title != "A write-only attribute" || res.Subject.Version != "write-only" {
+		t.Errorf("the run's identity was rewritten: %+v %+v", res.Estate, res.Subject)
+	}
+	// BREAK of the test itself: the same value elsewhere is still scrubbed.
+	if strings.Contains(res.Stages[0].Detail, value) {
+		t.Errorf("the value went through in a stage's detail: %q", res.Stages[0].Detail)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
@@ -72,7 +73,11 @@ func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error
 		return sameVersions(before[sd.Name], after)
 	}
 	rec.Check(untouched, r.both(ctx, same), fmt.Sprintf("%d objects read on each side", len(r.Objects)))
-	victim := r.victim()
+	victim := r.refreshVictim()
+	along, err := r.takenAlong(ctx, victim)
+	if err != nil {
+		return err
+	}
 	r.breakBoth(ctx, rec, Breaking{Name: "stray_label", Corruption: "labels " + victim.Ref.String() + " out of band",
 		Victim: victim.Ref.String(), Covers: []string{untouched}, Predict: []result.Prediction{versionPredict(victim)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, victim.Ref, func() (Measured, error) { return one(untouched, same(ctx, sd)), nil })
@@ -81,7 +86,7 @@ func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error
 	// -refresh-only, on a world missing one object, must act.
 	r.breakBoth(ctx, rec, Breaking{Name: "refresh_dropped", Corruption: "deletes " + victim.Ref.String() + " out of band and applies without -refresh-only",
 		Victim: victim.Address, Covers: []string{applied},
-		Predict: []result.Prediction{{Object: refreshApplyName, Field: fieldActed, Got: "1 added, 0 changed, 0 destroyed"}}},
+		Predict: []result.Prediction{{Object: refreshApplyName, Field: fieldActed, Got: fmt.Sprintf("%d added, 0 changed, 0 destroyed", 1+along)}}},
 		func(ctx context.Context, sd *Side) (Measured, error) {
 			return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
 				refreshOnly := true
@@ -118,11 +123,20 @@ func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error
 		return err
 	}
 	rec.Check(quiet, sides(quiet, codes["subject"], codes["oracle"]), fmt.Sprintf("exit 0 on %d of %d repeats on both sides", refreshRepeats, refreshRepeats))
-	r.breakBoth(ctx, rec, Breaking{Name: "delete_before_refresh", Corruption: "deletes " + victim.Ref.String() + " out of band before the refresh-only plan",
+	// A refresh-only plan drops a deleted instance from the state it
+	// plans; where the victim's address is counted, an output or a
+	// reference indexing it then stops the plan ("Invalid index") on both
+	// sides, so there the corruption is a stray label, which the plan must
+	// report as drift all the same.
+	outOfBand, verb, name := (*Side).deleted, "deletes ", "delete_before_refresh"
+	if counted(victim.Address) {
+		outOfBand, verb, name = (*Side).labelled, "labels ", "label_before_refresh"
+	}
+	r.breakBoth(ctx, rec, Breaking{Name: name, Corruption: verb + victim.Ref.String() + " out of band before the refresh-only plan",
 		Victim: victim.Address, Covers: []string{quiet},
 		Predict: []result.Prediction{{Object: refreshPlanName, Field: fieldRefreshExit, Got: "2 on 1 of 1 repeats"}}},
 		func(ctx context.Context, sd *Side) (Measured, error) {
-			return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
+			return outOfBand(sd, ctx, victim.Ref, func() (Measured, error) {
 				found, err := refreshQuiet(ctx, sd, 1)
 				return one(quiet, found), err
 			})
@@ -130,6 +144,49 @@ func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error
 	rec.Say("each side applied -refresh-only, then planned -refresh-only -detailed-exitcode %d times on the world as it stood", refreshRepeats)
 	rec.Claim([]string{applied, untouched, quiet}, "apply -refresh-only acted on nothing and left all %d objects as they were, and every refresh-only plan exited 0, on both sides", len(r.Objects))
 	return nil
+}
+
+// refreshVictim is the object the stage's BREAKs delete or label: a
+// ConfigMap, Service or ServiceAccount at an address with no count or
+// for_each index where the root has one (a refresh-only plan drops a
+// deleted instance, and an output indexing it would stop the plan), else
+// the victim every stage uses.
+func (r *Run) refreshVictim() Object {
+	for _, kind := range []string{"ConfigMap", "Service", "ServiceAccount"} {
+		for _, o := range r.Objects {
+			if o.Ref.Kind == kind && o.Ref.Group == "" && !counted(o.Address) {
+				return o
+			}
+		}
+	}
+	return r.victim()
+}
+
+// counted says whether an address has an instance key anywhere (a count or
+// for_each resource, or one in a module called with either).
+func counted(address string) bool { return strings.Contains(address, "[") }
+
+// takenAlong counts the estate's objects that deleting o takes with it
+// (a ServiceAccount's token Secret the root manages, deleted by the token
+// controller): an apply after the deletion adds each of them back too.
+// Read on the subject's cluster; the two sides hold the same estate.
+func (r *Run) takenAlong(ctx context.Context, o Object) (int, error) {
+	sd := r.Subject
+	deps, err := sd.takenWith(ctx, r.onSide(sd, []Object{o})[0].Ref)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range deps {
+		ref := estateObject(inventory.RefOf(d))
+		for _, e := range r.onSide(sd, r.Objects) {
+			if e.Ref.Group == ref.Group && e.Ref.Kind == ref.Kind && e.Ref.Namespace == ref.Namespace && e.Ref.Name == ref.Name {
+				n++
+				break
+			}
+		}
+	}
+	return n, nil
 }
 
 // actedNothing is the finding of a refresh-only apply that failed, or
