@@ -147,12 +147,15 @@ func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error
 }
 
 // refreshVictim is the object the stage's BREAKs delete or label: a
-// ConfigMap, Service or ServiceAccount at an address with no count or
+// ConfigMap, ServiceAccount or Service at an address with no count or
 // for_each index where the root has one (a refresh-only plan drops a
 // deleted instance, and an output indexing it would stop the plan), else
-// the victim every stage uses.
+// the victim every stage uses. A Service comes last: where it backs an
+// APIService (metrics-server on kind), deleting it flips the APIService's
+// availability, whose resourceVersion then moves during the repeats - a
+// world changing under both engines, not an unchanged one.
 func (r *Run) refreshVictim() Object {
-	for _, kind := range []string{"ConfigMap", "Service", "ServiceAccount"} {
+	for _, kind := range []string{"ConfigMap", "ServiceAccount", "Service"} {
 		for _, o := range r.Objects {
 			if o.Ref.Kind == kind && o.Ref.Group == "" && !counted(o.Address) {
 				return o

@@ -22,6 +22,7 @@ func TestRefreshVictim(t *testing.T) {
 	}{
 		{"a ConfigMap before an uncounted ServiceAccount", []Object{obj("kubernetes_service_account_v1.a", "ServiceAccount"), obj("kubernetes_config_map_v1.c", "ConfigMap")}, "kubernetes_config_map_v1.c", false},
 		{"an uncounted Service before a counted ConfigMap", []Object{obj("kubernetes_config_map_v1.c[0]", "ConfigMap"), obj("kubernetes_service_v1.s", "Service")}, "kubernetes_service_v1.s", false},
+		{"a ServiceAccount before a Service (which may back an APIService)", []Object{obj("kubernetes_service.s", "Service"), obj("kubernetes_service_account.a", "ServiceAccount")}, "kubernetes_service_account.a", false},
 		{"in a counted module", []Object{obj("module.sa[0].kubernetes_service_account.sa", "ServiceAccount"), obj("kubernetes_namespace_v1.n", "Namespace")}, "module.sa[0].kubernetes_service_account.sa", true},
 		{"nothing of the three", []Object{obj("kubernetes_namespace_v1.n", "Namespace"), obj("kubernetes_deployment_v1.d", "Deployment")}, "kubernetes_deployment_v1.d", false},
 	} {
