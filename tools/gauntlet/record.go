@@ -216,7 +216,7 @@ func runRecord(ctx context.Context, f recordFlags) error {
 	if err != nil {
 		return err
 	}
-	mine := pickNeeds(needs, sh)
+	mine := longestFirst(pickNeeds(needs, sh), lastDurations(ledger, runsDir))
 	what := fmt.Sprintf("%d required cell(s) stale or missing", len(needs))
 	if sh.N > 0 {
 		what += fmt.Sprintf(", %d in shard %s", len(mine), sh)
@@ -228,6 +228,9 @@ func runRecord(ctx context.Context, f recordFlags) error {
 			kind = "missing"
 		}
 		fmt.Printf("  %-40s %-7s %s\n", n.Estate+" on "+n.Substrate, kind, n.Why)
+	}
+	if est := estimate(mine, lastDurations(ledger, runsDir), f.jobs); est != "" {
+		fmt.Println(est)
 	}
 	if f.dry {
 		return nil
