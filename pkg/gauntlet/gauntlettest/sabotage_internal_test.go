@@ -53,3 +53,34 @@ func TestSabotageErrors(t *testing.T) {
 		t.Errorf("a run not marked sabotaged: %v", errs)
 	}
 }
+
+// A check stock breaks in an untouched world (the oracle's finding) cannot
+// hold on the oracle's side: that side's BREAK is not judged, and said so
+// in the counts; the subject's side of the same BREAK still must hold, and
+// an oracle BREAK on a check that is not stock's finding still must too.
+func TestSabotageStocksOwnFinding(t *testing.T) {
+	const quiet = "plan -refresh-only -detailed-exitcode exits 0"
+	run := func(verdict result.Verdict, subject, oracle result.BreakOutcome) *result.Run {
+		c := result.Check{Name: quiet, Verdict: verdict}
+		if verdict != result.Pass {
+			// Stock alone broke it: a sabotaged run shows the oracle's
+			// finding unproven, its findings kept.
+			c.Findings = []result.Finding{{Check: quiet, Side: "oracle", Field: "exit codes", Want: "0 on every repeat", Got: "2 on 1 of 1 repeats"}}
+		}
+		s := result.Stage{ID: "refresh_only", Checks: []result.Check{c},
+			Breaks: []result.Break{{Name: "delete_before_refresh", Side: "subject", Covers: []string{quiet}, Outcome: subject},
+				{Name: "delete_before_refresh", Side: "oracle", Covers: []string{quiet}, Outcome: oracle}}}
+		return &result.Run{Sabotaged: true, Stages: []result.Stage{s}}
+	}
+	proved := map[string]bool{"refresh_only/delete_before_refresh@subject": true}
+	errs, counts := sabotageErrors(run(result.Unproven, result.Held, result.Proved), proved)
+	if len(errs) != 0 || counts["oracle on stock's finding"] != 1 || counts["subject held"] != 1 {
+		t.Errorf("stock's finding: %v %v", errs, counts)
+	}
+	if errs, _ := sabotageErrors(run(result.Unproven, result.Proved, result.Proved), proved); len(errs) != 1 || !strings.Contains(errs[0], "@subject") {
+		t.Errorf("the subject's tautological BREAK beside stock's finding: %v", errs)
+	}
+	if errs, _ := sabotageErrors(run(result.Pass, result.Held, result.Proved), proved); len(errs) != 1 || !strings.Contains(errs[0], "@oracle") {
+		t.Errorf("an oracle BREAK proving on a passing check: %v", errs)
+	}
+}
