@@ -216,7 +216,8 @@ func runRecord(ctx context.Context, f recordFlags) error {
 	if err != nil {
 		return err
 	}
-	mine := longestFirst(pickNeeds(needs, sh), lastDurations(ledger, runsDir))
+	took := lastDurations(ledger, runsDir)
+	mine := longestFirst(pickNeeds(needs, sh), took)
 	what := fmt.Sprintf("%d required cell(s) stale or missing", len(needs))
 	if sh.N > 0 {
 		what += fmt.Sprintf(", %d in shard %s", len(mine), sh)
@@ -229,7 +230,7 @@ func runRecord(ctx context.Context, f recordFlags) error {
 		}
 		fmt.Printf("  %-40s %-7s %s\n", n.Estate+" on "+n.Substrate, kind, n.Why)
 	}
-	if est := estimate(mine, lastDurations(ledger, runsDir), f.jobs); est != "" {
+	if est := estimate(mine, took, f.jobs); est != "" {
 		fmt.Println(est)
 	}
 	if f.dry {

@@ -26,10 +26,10 @@ func lastDurations(l *conformance.Ledger, runs string) map[string]time.Duration 
 			continue
 		}
 		var d struct {
-			DurationNS int64 `json:"duration_ns"`
+			Duration time.Duration `json:"duration_ns"`
 		}
-		if json.Unmarshal(b, &d) == nil && d.DurationNS > 0 {
-			out[cell] = time.Duration(d.DurationNS)
+		if json.Unmarshal(b, &d) == nil && d.Duration > 0 {
+			out[cell] = d.Duration
 		}
 	}
 	return out
