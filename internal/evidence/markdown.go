@@ -202,21 +202,11 @@ func writeChoices(b *strings.Builder, choices []result.Choice) {
 // estate or its provider, counted neither as a pass nor as the engine's
 // fail. Nothing is written when there are none.
 func writeLimitations(b *strings.Builder, stages []result.Stage, oracle result.Engine) {
-	var items []string
-	for _, s := range stages {
-		for _, c := range s.Checks {
-			if c.Verdict == result.Limitation {
-				items = append(items, fmt.Sprintf("- %s, %s: %s", prose(stageName(s)), prose(c.Name), prose(orDefault(c.Detail, "no detail recorded"))))
-			}
-		}
-	}
-	if len(items) == 0 {
-		return
-	}
-	b.WriteString("### Limitations stock shares\n\n")
-	fmt.Fprintf(b, "%s fails these checks exactly as the engine does (the same findings on both sides), so they say nothing about the engine: each is a behaviour of the estate or its provider. They are not passes, and the stages holding them are not the engine's fail.\n\n",
-		prose(engineLabel(oracle)))
-	b.WriteString(strings.Join(items, "\n") + "\n\n")
+	writeChecksOf(b, stages, result.Limitation, "Limitations stock shares",
+		"%s fails these checks exactly as the engine does (the same findings on both sides), so they say nothing about the engine: each is a behaviour of the estate or its provider. They are not passes, and the stages holding them are not the engine's fail.",
+		oracle, func(s result.Stage, c result.Check) string {
+			return fmt.Sprintf("- %s, %s: %s", prose(stageName(s)), prose(c.Name), prose(orDefault(c.Detail, "no detail recorded")))
+		})
 }
 
 // writeOracleFindings lists, in a section of their own, the promises
@@ -224,25 +214,34 @@ func writeLimitations(b *strings.Builder, stages []result.Stage, oracle result.E
 // pinned oracle (or of the provider under it), which cost the engine
 // nothing and are no limitation. Nothing is written when there are none.
 func writeOracleFindings(b *strings.Builder, stages []result.Stage, oracle result.Engine) {
-	var items []string
-	for _, s := range stages {
-		for _, c := range s.Checks {
-			if c.Verdict != result.OracleFinding {
-				continue
-			}
+	writeChecksOf(b, stages, result.OracleFinding, "The oracle's findings",
+		"%s breaks these promises on its own cluster, and the engine under test keeps them (each proven on the engine's side by its BREAK). They are stock's defects - of the pinned oracle or of the provider under it - reported as stock's: not the engine's fail, not a limitation, and they cost the run nothing.",
+		oracle, func(s result.Stage, c result.Check) string {
 			item := fmt.Sprintf("- %s, %s", prose(stageName(s)), prose(c.Name))
 			for _, f := range c.Findings {
 				item += fmt.Sprintf("\n  - finding: %s", prose(f.Error()))
 			}
-			items = append(items, item)
+			return item
+		})
+}
+
+// writeChecksOf writes a section of the checks with verdict v, under
+// heading, its lead (a format naming the oracle's engine) first and one
+// item per check; nothing when no check has that verdict.
+func writeChecksOf(b *strings.Builder, stages []result.Stage, v result.Verdict, heading, lead string, oracle result.Engine, item func(result.Stage, result.Check) string) {
+	var items []string
+	for _, s := range stages {
+		for _, c := range s.Checks {
+			if c.Verdict == v {
+				items = append(items, item(s, c))
+			}
 		}
 	}
 	if len(items) == 0 {
 		return
 	}
-	b.WriteString("### The oracle's findings\n\n")
-	fmt.Fprintf(b, "%s breaks these promises on its own cluster, and the engine under test keeps them (each proven on the engine's side by its BREAK). They are stock's defects - of the pinned oracle or of the provider under it - reported as stock's: not the engine's fail, not a limitation, and they cost the run nothing.\n\n",
-		prose(engineLabel(oracle)))
+	b.WriteString("### " + heading + "\n\n")
+	fmt.Fprintf(b, lead+"\n\n", prose(engineLabel(oracle)))
 	b.WriteString(strings.Join(items, "\n") + "\n\n")
 }
 
