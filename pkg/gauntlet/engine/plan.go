@@ -217,7 +217,7 @@ func (w *Workspace) ShowPlan(ctx context.Context, file string) (*tfjson.Plan, er
 func summarize(raw *tfjson.Plan) *Plan {
 	p := &Plan{Raw: raw}
 	for _, rc := range raw.ResourceChanges {
-		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {
+		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode || ephemeral(rc.Mode, rc.Change.Actions) {
 			continue
 		}
 		c := Change{Address: rc.Address, PreviousAddress: rc.PreviousAddress, Importing: rc.Change.Importing != nil, Deposed: rc.DeposedKey}
@@ -233,6 +233,28 @@ func summarize(raw *tfjson.Plan) *Plan {
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
 	return p
 }
+
+// ephemeral reports an ephemeral resource's entry: opened, renewed or
+// closed on every run and never a change to the world or the state, so
+// it is left out as a data source's read is. OpenTofu 1.11 lists it with
+// the action "open" (mode "ephemeral"); a reader that counted it saw a
+// change in every plan of a root with an ephemeral resource.
+func ephemeral(mode tfjson.ResourceMode, actions tfjson.Actions) bool {
+	if mode == "ephemeral" {
+		return true
+	}
+	if len(actions) == 0 {
+		return false
+	}
+	for _, a := range actions {
+		if !ephemeralAction(string(a)) {
+			return false
+		}
+	}
+	return true
+}
+
+func ephemeralAction(a string) bool { return a == "open" || a == "renew" || a == "close" }
 
 var (
 	planLineRE = regexp.MustCompile(`(?m)^Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy\.`)

@@ -41,6 +41,9 @@ func TestSummarizeCountsLikeTheCLI(t *testing.T) {
 		rc("d.imp_upd", true, tfjson.ActionUpdate),
 		rc("e.noop", false, tfjson.ActionNoop),
 		{Address: "data.x.y", Mode: tfjson.DataResourceMode, Change: &tfjson.Change{Actions: tfjson.Actions{tfjson.ActionRead}}},
+		// OpenTofu 1.11 lists an ephemeral resource as opened: no change.
+		{Address: "ephemeral.random_password.db", Mode: "ephemeral", Change: &tfjson.Change{Actions: tfjson.Actions{"open"}}},
+		{Address: "module.m.ephemeral.random_password.db", Mode: tfjson.ManagedResourceMode, Change: &tfjson.Change{Actions: tfjson.Actions{"close"}}},
 	}})
 	if want := (Counts{Import: 2, Add: 1, Change: 2, Destroy: 1}); p.Counts != want {
 		t.Errorf("counts %+v, want %+v", p.Counts, want)
@@ -100,6 +103,7 @@ func TestReadStream(t *testing.T) {
 {"@level":"info","@message":"a.new: Plan to create","type":"planned_change","change":{"resource":{"addr":"a.new","resource":"a.new"},"action":"create"}}
 {"@level":"info","@message":"m.to: Plan to move","type":"planned_change","change":{"resource":{"addr":"m.to","resource":"m.to"},"previous_resource":{"addr":"m.from","resource":"m.from"},"action":"move"}}
 {"@level":"info","@message":"data.x.y: Plan to read","type":"planned_change","change":{"resource":{"addr":"module.k.data.x.y","resource":"data.x.y"},"action":"read"}}
+{"@level":"info","@message":"ephemeral.random_password.db: Plan to open","type":"planned_change","change":{"resource":{"addr":"ephemeral.random_password.db","resource":"ephemeral.random_password.db"},"action":"open"}}
 {"@level":"info","@message":"Plan: 1 to import, 1 to add, 1 to change, 0 to destroy.","type":"change_summary","changes":{"add":1,"change":1,"import":1,"remove":0,"operation":"plan"}}
 `
 	s := readStream(out)
@@ -114,7 +118,7 @@ func TestReadStream(t *testing.T) {
 		t.Errorf("import: %+v", c)
 	}
 	if n := len(p.Actionable()); n != 2 || len(p.Changes) != 4 {
-		t.Errorf("changes %+v: want 4, 2 actionable (the data source not among them)", p.Changes)
+		t.Errorf("changes %+v: want 4, 2 actionable (neither the data source nor the ephemeral resource among them)", p.Changes)
 	}
 	if got, ok := parsePlanLine(out); !ok || got != s.printed {
 		t.Errorf("parsePlanLine of the stream: %s (%v)", got, ok)

@@ -87,8 +87,8 @@ func readStream(out string) streamed {
 // add takes one planned change the way summarize takes show -json's.
 func (s *streamed) add(sl streamLine) {
 	ch := sl.Change
-	if strings.HasPrefix(ch.Resource.Resource, "data.") {
-		return // show -json's data sources are not counted either
+	if strings.HasPrefix(ch.Resource.Resource, "data.") || strings.HasPrefix(ch.Resource.Resource, "ephemeral.") || ephemeralAction(ch.Action) {
+		return // show -json's data sources and ephemeral resources are not counted either
 	}
 	c := Change{Address: ch.Resource.Addr, Importing: ch.Importing != nil}
 	if ch.PreviousResource != nil {
