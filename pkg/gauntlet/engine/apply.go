@@ -20,6 +20,9 @@ type ApplyOptions struct {
 	Targets []string
 	// NoLock passes -lock=false: the apply takes no state lock.
 	NoLock bool
+	// NoRefresh passes -refresh=false (not with PlanFile: a saved plan
+	// carries its own).
+	NoRefresh bool
 }
 
 // Applied are the counts an apply printed.
@@ -53,6 +56,9 @@ func (w *Workspace) Apply(ctx context.Context, o ApplyOptions, opts ...RunOption
 	args := []string{"apply", "-input=false", "-no-color"}
 	if o.NoLock {
 		args = append(args, "-lock=false")
+	}
+	if o.NoRefresh && o.PlanFile == "" {
+		args = append(args, "-refresh=false")
 	}
 	args = append(args, scopeArgs(o.Parallelism, o.Destroy, o.Targets)...)
 	if o.PlanFile != "" {

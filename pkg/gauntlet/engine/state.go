@@ -62,6 +62,39 @@ func (w *Workspace) StateRm(ctx context.Context, addrs ...string) (Call, error) 
 	return w.Run(ctx, append([]string{"state", "rm", "-no-color"}, addrs...))
 }
 
+// StatePull runs state pull: the raw state document, with the fields
+// show -json leaves out (an instance's create_before_destroy among them).
+func (w *Workspace) StatePull(ctx context.Context) ([]byte, error) {
+	call, err := w.Run(ctx, []string{"state", "pull"})
+	if err != nil {
+		return nil, err
+	}
+	raw := jsonPart(call.Output)
+	if !json.Valid([]byte(raw)) {
+		return nil, fmt.Errorf("%s state pull: not a JSON document (log: %s)", w.Engine.Profile.Name, w.citedLog(call))
+	}
+	return []byte(raw), nil
+}
+
+// StatePush runs state push -force with doc: the state replaced whole,
+// whatever its serial or lineage. Only a BREAK that corrupts the state,
+// or its undo, does this.
+func (w *Workspace) StatePush(ctx context.Context, doc []byte) (Call, error) {
+	f, err := os.CreateTemp(w.Dir, ".gauntlet-push-*.tfstate")
+	if err != nil {
+		return Call{}, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(doc); err != nil {
+		f.Close()
+		return Call{}, err
+	}
+	if err := f.Close(); err != nil {
+		return Call{}, err
+	}
+	return w.Run(ctx, []string{"state", "push", "-force", filepath.Base(f.Name())})
+}
+
 // Import is one import block.
 type Import struct {
 	To, ID string
