@@ -50,24 +50,32 @@ func countedObject(r *Run, name string, i int) Object {
 // replaceFile names its ConfigMap after a hash of its content, so a content
 // change is a name change, which the provider can only make by replacing.
 func replaceFile(r *Run, content string) string {
-	return fmt.Sprintf(`# Written by gauntlet's create_before_destroy stage.
-locals {
-  gauntlet_replace_content = %q
+	return hashedFile(r, "create_before_destroy", "hashed", "cfg", content, true)
 }
 
-resource "kubernetes_config_map_v1" "hashed" {
+// hashedFile is one ConfigMap named <prefix>-<part>-<8 hex of sha256 of
+// content> (a content change is a replace), with or without
+// create_before_destroy.
+func hashedFile(r *Run, stage, resource, part, content string, cbd bool) string {
+	lifecycle := ""
+	if cbd {
+		lifecycle = "\n  lifecycle {\n    create_before_destroy = true\n  }"
+	}
+	return fmt.Sprintf(`# Written by gauntlet's %[1]s stage.
+locals {
+  gauntlet_%[2]s_content = %[3]q
+}
+
+resource "kubernetes_config_map_v1" %[2]q {
   metadata {
-    name      = "%s-cfg-${substr(sha256(local.gauntlet_replace_content), 0, 8)}"
-    namespace = %q
+    name      = "%[4]s-%[5]s-${substr(sha256(local.gauntlet_%[2]s_content), 0, 8)}"
+    namespace = %[6]q
   }
   data = {
-    content = local.gauntlet_replace_content
-  }
-  lifecycle {
-    create_before_destroy = true
-  }
+    content = local.gauntlet_%[2]s_content
+  }%[7]s
 }
-`, content, r.Spec.Prefix, r.Spec.Namespace)
+`, stage, resource, content, r.Spec.Prefix, part, r.Spec.Namespace, lifecycle)
 }
 
 // crashFile is a Secret and a ConfigMap reading the Secret's name, so at

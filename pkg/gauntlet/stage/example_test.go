@@ -24,6 +24,6 @@ func ExampleRegistry() {
 	// A stage must come after what it depends on.
 	fmt.Println(g.Register(hello{stage.Described{About: stage.Info{ID: "early", Title: "Early", After: []string{"later"}}}}))
 	// Output:
-	// <nil> 20 19 true
+	// <nil> 22 21 true
 	// stage "early" runs after "later", which is not registered before it
 }

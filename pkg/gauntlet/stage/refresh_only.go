@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/inventory"
@@ -30,6 +31,12 @@ const (
 	fieldApplyExit   = "outcome"
 	fieldActed       = "added, changed, destroyed"
 	fieldRefreshExit = "exit codes"
+	// forgets is the check of apply -refresh-only on a world missing one
+	// object.
+	forgets = "apply -refresh-only on a world missing an object acts on nothing and drops it from state"
+	// refreshApplied is the check of apply -refresh-only on an unchanged
+	// world.
+	refreshApplied = "apply -refresh-only succeeds and adds, changes and destroys nothing"
 )
 
 // Run holds the engine to the promises of the refresh-only mode on a world
@@ -46,11 +53,11 @@ const (
 // (opentofu#3774).
 func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	const (
-		applied   = "apply -refresh-only succeeds and adds, changes and destroys nothing"
+		applied   = refreshApplied
 		untouched = "apply -refresh-only writes nothing to the cluster (uid and resourceVersion)"
 		quiet     = "plan -refresh-only -detailed-exitcode exits 0 on an unchanged world, every repeat"
 	)
-	for _, c := range []string{applied, quiet} {
+	for _, c := range []string{applied, forgets, quiet} {
 		rec.Promise(c)
 	}
 	before, err := r.versionsBoth(ctx, r.Objects)
@@ -82,27 +89,37 @@ func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error
 		Victim: victim.Ref.String(), Covers: []string{untouched}, Predict: []result.Prediction{versionPredict(victim)}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		return sd.labelled(ctx, victim.Ref, func() (Measured, error) { return one(untouched, same(ctx, sd)), nil })
 	})
+	// A world missing one object: apply -refresh-only must act on nothing
+	// and only forget the object (an engine that ignored the flag would
+	// create it again). A deleted counted instance stops the apply on an
+	// output indexing it, on both sides, so there it is not asked.
+	if counted(victim.Address) {
+		rec.NotRun(forgets, victim.Address+" is a counted instance: with it deleted, an output or a reference indexing it stops the apply on both sides")
+	} else {
+		forgot, err := gather(ctx, r, func(ctx context.Context, sd *Side) (error, error) {
+			m, err := r.refreshAfterDelete(ctx, sd, victim, true)
+			return m[forgets], err
+		})
+		if err != nil {
+			return err
+		}
+		rec.Check(forgets, sides(forgets, forgot["subject"], forgot["oracle"]), victim.Address+" deleted out of band, then forgotten on both sides")
+	}
 	// The corruption is of the engine's input: the same apply without
 	// -refresh-only, on a world missing one object, must act.
+	covers := []string{applied}
+	if !counted(victim.Address) {
+		covers = append(covers, forgets)
+	}
 	r.breakBoth(ctx, rec, Breaking{Name: "refresh_dropped", Corruption: "deletes " + victim.Ref.String() + " out of band and applies without -refresh-only",
-		Victim: victim.Address, Covers: []string{applied},
+		Victim: victim.Address, Covers: covers,
 		Predict: []result.Prediction{{Object: refreshApplyName, Field: fieldActed, Got: fmt.Sprintf("%d added, 0 changed, 0 destroyed", 1+along)}}},
 		func(ctx context.Context, sd *Side) (Measured, error) {
-			return sd.deleted(ctx, victim.Ref, func() (Measured, error) {
-				refreshOnly := true
-				if err := corrupt(ctx, func() error { refreshOnly = false; return nil }); err != nil {
-					return nil, err
-				}
-				var a engine.Applied
-				var err error
-				if refreshOnly {
-					a, err = sd.Engine.RefreshOnlyApply(ctx)
-				} else {
-					a, err = sd.Engine.Apply(ctx, engine.ApplyOptions{})
-				}
-				found, merr := actedNothing(a, err)
-				return one(applied, found), merr
-			})
+			refreshOnly := true
+			if err := corrupt(ctx, func() error { refreshOnly = false; return nil }); err != nil {
+				return nil, err
+			}
+			return r.refreshAfterDelete(ctx, sd, victim, refreshOnly)
 		})
 	// The BREAKs put objects back with new uids: the state takes them
 	// before the repeats, so the world they plan on is unchanged again.
@@ -144,6 +161,43 @@ func (s *refreshOnlyStage) Run(ctx context.Context, r *Run, rec *Recorder) error
 	rec.Say("each side applied -refresh-only, then planned -refresh-only -detailed-exitcode %d times on the world as it stood", refreshRepeats)
 	rec.Claim([]string{applied, untouched, quiet}, "apply -refresh-only acted on nothing and left all %d objects as they were, and every refresh-only plan exited 0, on both sides", len(r.Objects))
 	return nil
+}
+
+// refreshAfterDelete deletes o out of band, applies (-refresh-only
+// unless refreshOnly is false), and measures the apply (the applied
+// check: acted on nothing) and the state after it (forgets: acted on
+// nothing, o's address gone). A plain apply then makes o again, with
+// anything its deletion took along, and takes it into the state.
+func (r *Run) refreshAfterDelete(ctx context.Context, sd *Side, o Object, refreshOnly bool) (Measured, error) {
+	ref := r.onSide(sd, []Object{o})[0].Ref
+	if err := sd.Delete(ctx, ref); err != nil {
+		return nil, fmt.Errorf("delete %s: %w", ref, err)
+	}
+	var a engine.Applied
+	var err error
+	if refreshOnly {
+		a, err = sd.Engine.RefreshOnlyApply(ctx)
+	} else {
+		a, err = sd.Engine.Apply(ctx, engine.ApplyOptions{})
+	}
+	// Each check gets findings of its own: a finding is stamped with the
+	// check that reports it.
+	acted, merr := actedNothing(a, err)
+	again, _ := actedNothing(a, err)
+	m := Measured{refreshApplied: acted, forgets: again}
+	if merr == nil {
+		addrs, lerr := sd.Engine.StateList(ctx)
+		switch {
+		case lerr != nil:
+			merr = measure(sd, "state list", lerr)
+		case slices.Contains(addrs, o.Address):
+			m[forgets] = joinSides(again, &result.Finding{Address: o.Address, Field: fieldState, Want: absent, Got: present})
+		}
+	}
+	if _, err := sd.Engine.Apply(ctx, engine.ApplyOptions{}); err != nil {
+		return m, fmt.Errorf("undo: apply to make %s again: %w", ref, err)
+	}
+	return m, merr
 }
 
 // refreshVictim is the object the stage's BREAKs delete or label: a

@@ -22,7 +22,7 @@ func Default() *Registry {
 	g := &Registry{}
 	for _, st := range []Stage{
 		coldDeploy(), migrate(), testPlan(), fenceStage(), testApply(), refreshOnly(), driftReconverge(),
-		day2Rename(), day2Remove(), day2Count(), cliContract(), day2Replace(), day2Crash(),
+		day2Rename(), day2Remove(), day2Count(), cliContract(), day2Replace(), day2CBDDropped(), day2CBDChain(), day2Crash(),
 		planNoLocalState(), planApproval(), handoff(), day2Teardown(), greenfield(), strict(),
 	} {
 		if err := g.Register(st); err != nil {
@@ -31,7 +31,7 @@ func Default() *Registry {
 	}
 	g.shown = []string{
 		"cold_deploy", "migrate", "test_plan", "fence", "test_apply", "refresh_only", "drift_reconverge",
-		"day2_rename", "day2_remove", "day2_count", "cli_contract", "day2_replace", "day2_crash",
+		"day2_rename", "day2_remove", "day2_count", "cli_contract", "day2_replace", "day2_cbd_dropped", "day2_cbd_chain", "day2_crash",
 		"handoff", "day2_teardown", "plan_approval", "greenfield", "strict", "plan_no_local_state",
 	}
 	return g

@@ -151,9 +151,14 @@ const (
 )
 
 func hashedObject(r *Run, content string) Object {
+	return hashedObjectOf(r, hashedAddr, "cfg", content)
+}
+
+// hashedObjectOf is the ConfigMap hashedFile writes at addr.
+func hashedObjectOf(r *Run, addr, part, content string) Object {
 	h := sha256.Sum256([]byte(content))
-	return Object{Address: hashedAddr, Type: "kubernetes_config_map_v1", Ref: estate.Object{
-		Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: r.Spec.Prefix + "-cfg-" + hex.EncodeToString(h[:])[:8]}}
+	return Object{Address: addr, Type: "kubernetes_config_map_v1", Ref: estate.Object{
+		Version: "v1", Kind: "ConfigMap", Namespace: r.Spec.Namespace, Name: r.Spec.Prefix + "-" + part + "-" + hex.EncodeToString(h[:])[:8]}}
 }
 
 // applyOrder returns the 1-based lines where the replacement's creation

@@ -108,3 +108,18 @@ func TestStatusWriteIsNoTouch(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanErrorSummary: a diagnostic, plain or boxed, is named by its
+// summary alone, as a BREAK's prediction names it.
+func TestPlanErrorSummary(t *testing.T) {
+	for d, want := range map[string]string{
+		"Error: Cycle: kubernetes_config_map_v1.chain_mid (destroy), kubernetes_config_map_v1.chain_base": "Error: Cycle",
+		"╷\n│ Error: Cycle: a, b\n│\n╵":                                                                   "Error: Cycle",
+		"Error: Call to unknown function\n\n  on x":                                                       "Error: Call to unknown function",
+		"panic: runtime error":                                                                            "panic: runtime error",
+	} {
+		if got := planErrorSummary(d); got != want {
+			t.Errorf("planErrorSummary(%q) = %q, want %q", d, got, want)
+		}
+	}
+}
