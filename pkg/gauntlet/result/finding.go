@@ -166,6 +166,26 @@ func Stamp(err error, check, side string) error {
 	return err
 }
 
+// Copies returns copies of the findings in err's tree, each naming check
+// and side where it names none. A check keeps copies, never the findings
+// themselves: one finding two checks share (a measurement that answers
+// both) then carries each check's name, where stamping it in place would
+// leave it the first check's.
+func Copies(err error, check, side string) []Finding {
+	var out []Finding
+	for _, f := range FindingsIn(err) {
+		c := *f
+		if c.Check == "" {
+			c.Check = check
+		}
+		if c.Side == "" {
+			c.Side = side
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // Findings joins findings into one error (nil when there are none), so a
 // check names every victim, not the first.
 func Findings(fs ...*Finding) error {

@@ -49,3 +49,17 @@ func TestBreakJSONExtended(t *testing.T) {
 		t.Errorf("round trip: %s -> %+v %v", raw, back, err)
 	}
 }
+
+// A finding stamped with its side inside a SideError names the side once,
+// and a finding two checks share is copied, each copy naming its check.
+func TestSideOnceAndCopies(t *testing.T) {
+	f := &Finding{Address: "a.x", Field: "state", Want: "absent", Got: "present"}
+	err := &SideError{Side: "subject", Err: Stamp(f, "", "subject")}
+	if got := err.Error(); got != "subject: a.x state: want absent, got present" {
+		t.Errorf("SideError: %q", got)
+	}
+	one, two := Copies(err, "first", ""), Copies(err, "second", "")
+	if len(one) != 1 || len(two) != 1 || one[0].Check != "first" || two[0].Check != "second" || f.Check != "" {
+		t.Errorf("copies %+v %+v, the finding itself %+v", one, two, f)
+	}
+}

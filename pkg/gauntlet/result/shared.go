@@ -79,7 +79,15 @@ type SideError struct {
 	Err  error
 }
 
-func (e *SideError) Error() string { return e.Side + ": " + e.Err.Error() }
+// Error names the side once: a finding or measurement error stamped with
+// its side already starts with it.
+func (e *SideError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Side+": ") {
+		return msg
+	}
+	return e.Side + ": " + msg
+}
 
 func (e *SideError) Unwrap() error { return e.Err }
 

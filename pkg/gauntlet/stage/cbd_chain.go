@@ -77,22 +77,17 @@ func (s *cbdChainStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	planTrimmed := func(ctx context.Context, sd *Side) (*engine.Plan, error) {
 		p, err := sd.plan(ctx, planDefaults())
-		if ce := (*engine.CallError)(nil); errors.As(err, &ce) && len(ce.Diagnostics()) > 0 {
-			return nil, &result.Finding{Address: "(the plan)", Field: fieldPlanError, Want: "a plan", Got: planErrorSummary(ce.Diagnostics()[0]),
-				Detail: ce.Diagnostics()[0]}
+		if d := callDiagnostic(err); d != "" {
+			return nil, &result.Finding{Address: "(the plan)", Field: fieldPlanError, Want: "a plan", Got: planErrorSummary(d), Detail: d}
 		}
 		if err != nil {
 			return nil, measure(sd, "plan", err)
 		}
 		return p, trimmedShape(p)
 	}
-	errs := map[string]error{}
-	_ = r.both(ctx, func(ctx context.Context, sd *Side) error {
+	errs, _ := gather(ctx, r, func(ctx context.Context, sd *Side) (error, error) {
 		_, err := planTrimmed(ctx, sd)
-		r.mu.Lock()
-		errs[sd.Name] = err
-		r.mu.Unlock()
-		return nil
+		return err, nil
 	})
 	rec.Check(trimmed, sides(trimmed, errs["subject"], errs["oracle"]), "on both sides")
 	rec.Claim([]string{carried}, "%s, replaced, still carries the create_before_destroy it inherits from %s (which depends on it) in both states", chainMid, chainTop)
@@ -175,14 +170,9 @@ func (r *Run) dropChain(ctx context.Context) error {
 			}
 		}
 		for _, o := range []Object{chainObject(r, "base", 0), chainObject(r, "base", 1), chainObject(r, "mid", 0), chainObject(r, "mid", 1), chainObject(r, "top", 0)} {
-			u, err := sd.Get(ctx, o.Ref)
-			if err != nil {
+			// Delete takes a missing object as gone.
+			if err := sd.Delete(ctx, o.Ref); err != nil {
 				return err
-			}
-			if exists(u) {
-				if err := sd.Delete(ctx, o.Ref); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -193,6 +183,17 @@ func (r *Run) dropChain(ctx context.Context) error {
 // first, mid and top destroyed, nothing else.
 func trimmedShape(p *engine.Plan) error {
 	return exactly(p, map[string]string{chainBase: "create+delete", chainMid: "delete", chainTop: "delete"})
+}
+
+// callDiagnostic is the first diagnostic a failed engine call printed,
+// whole, or "" when err is no engine call's failure or printed none.
+func callDiagnostic(err error) string {
+	if ce := (*engine.CallError)(nil); errors.As(err, &ce) {
+		if d := ce.Diagnostics(); len(d) > 0 {
+			return d[0]
+		}
+	}
+	return ""
 }
 
 // planErrorSummary is a diagnostic's first line up to its own colon:

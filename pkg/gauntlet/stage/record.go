@@ -88,9 +88,7 @@ func (r *Recorder) Check(name string, err error, detail string) bool {
 	c := result.Check{Name: name, Verdict: result.Pass, Detail: detail}
 	if err != nil {
 		c.Verdict, c.Detail = result.Fail, err.Error()
-		for _, f := range result.FindingsIn(result.Stamp(err, name, "")) {
-			c.Findings = append(c.Findings, *f)
-		}
+		c.Findings = result.Copies(err, name, "")
 		for _, m := range result.MeasurementErrorsIn(err) {
 			c.MeasurementErrors = append(c.MeasurementErrors, m.Error())
 		}
@@ -231,11 +229,9 @@ func judgePredicted(out *result.Break, predict []result.Prediction, side string,
 	var held, cnr, off, proved []string
 	for _, name := range covers {
 		e, measured := m[name]
-		result.Stamp(e, name, side)
-		fs := result.FindingsIn(e)
-		for _, f := range fs {
-			out.Got = append(out.Got, *f)
-		}
+		result.Stamp(e, "", side) // the side of its measurement errors
+		fs := result.Copies(e, name, side)
+		out.Got = append(out.Got, fs...)
 		mes := result.MeasurementErrorsIn(e)
 		switch {
 		case !measured:
@@ -252,8 +248,8 @@ func judgePredicted(out *result.Break, predict []result.Prediction, side string,
 		case len(fs) == 0:
 			cnr = append(cnr, name+": failed without a finding, which never proves: "+e.Error())
 		default:
-			hit := slices.ContainsFunc(fs, func(f *result.Finding) bool {
-				return slices.ContainsFunc(predict, func(p result.Prediction) bool { return p.Matches(name, side, f) })
+			hit := slices.ContainsFunc(fs, func(f result.Finding) bool {
+				return slices.ContainsFunc(predict, func(p result.Prediction) bool { return p.Matches(name, side, &f) })
 			})
 			if hit {
 				proved = append(proved, fmt.Sprintf("%s: %v", name, e))

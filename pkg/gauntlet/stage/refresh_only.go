@@ -180,18 +180,15 @@ func (r *Run) refreshAfterDelete(ctx context.Context, sd *Side, o Object, refres
 	} else {
 		a, err = sd.Engine.Apply(ctx, engine.ApplyOptions{})
 	}
-	// Each check gets findings of its own: a finding is stamped with the
-	// check that reports it.
 	acted, merr := actedNothing(a, err)
-	again, _ := actedNothing(a, err)
-	m := Measured{refreshApplied: acted, forgets: again}
+	m := Measured{refreshApplied: acted, forgets: acted}
 	if merr == nil {
 		addrs, lerr := sd.Engine.StateList(ctx)
 		switch {
 		case lerr != nil:
 			merr = measure(sd, "state list", lerr)
 		case slices.Contains(addrs, o.Address):
-			m[forgets] = joinSides(again, &result.Finding{Address: o.Address, Field: fieldState, Want: absent, Got: present})
+			m[forgets] = joinSides(acted, &result.Finding{Address: o.Address, Field: fieldState, Want: absent, Got: present})
 		}
 	}
 	if _, err := sd.Engine.Apply(ctx, engine.ApplyOptions{}); err != nil {

@@ -54,15 +54,7 @@ func (s *replaceStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 		return err
 	}
 	plans := map[string]*engine.Plan{"subject": subj, "oracle": orc}
-	plannedCBD := func(p *engine.Plan) error {
-		if err := exactly(p, map[string]string{hashedAddr: "create+delete"}); err != nil {
-			return err
-		}
-		if (p.Counts != engine.Counts{Add: 1, Destroy: 1}) {
-			return &result.Finding{Address: hashedAddr, Field: fieldPlanCounts, Want: "1 to add, 1 to destroy", Got: p.Counts.String()}
-		}
-		return nil
-	}
+	plannedCBD := func(p *engine.Plan) error { return replacedAs(p, hashedAddr, "create+delete") }
 	rec.Check(planned, sides(planned, plannedCBD(subj), plannedCBD(orc)), subj.Counts.String())
 	rec.Check(same, onSubject(sameShape(subj, orc)), "")
 	orderOf := func(ctx context.Context, sd *Side) ([2]int, error) {
@@ -174,4 +166,17 @@ func applyOrder(out string) (created, destroying int) {
 		}
 	}
 	return created, destroying
+}
+
+// replacedAs checks that a plan replaces addr alone, in the order actions
+// names ("create+delete" or "delete+create"), and counts it as one add and
+// one destroy.
+func replacedAs(p *engine.Plan, addr, actions string) error {
+	if err := exactly(p, map[string]string{addr: actions}); err != nil {
+		return err
+	}
+	if (p.Counts != engine.Counts{Add: 1, Destroy: 1}) {
+		return &result.Finding{Address: addr, Field: fieldPlanCounts, Want: "1 to add, 1 to destroy", Got: p.Counts.String()}
+	}
+	return nil
 }
