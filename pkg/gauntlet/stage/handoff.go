@@ -371,10 +371,16 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 			return lk.Holder, &result.Finding{Object: leaseObject(st), Field: fieldNextPlan, Want: refusedNaming, Got: "ran", Detail: "held by " + lk.Holder}
 		case !errors.As(err, &ce):
 			return lk.Holder, measure(hs.sd, "plan in root "+hs.to.name, err)
-		case !strings.Contains(ce.Call.Output, lk.Holder):
-			// The refusal's text is what this check asserts on: the
-			// engine must name the lock it was refused by.
-			return lk.Holder, &result.Finding{Object: leaseObject(st), Field: fieldNextPlan, Want: refusedNaming, Got: "refused without naming it", Detail: lastLines(ce.Call.Output, 4)}
+		case lockInfoID(ce) != lk.Holder:
+			// The engine must refuse for the lock and name it: its
+			// state-lock diagnostic's Lock Info carries the lock's ID.
+			got := "refused without naming it"
+			if id := lockInfoID(ce); id != "" {
+				got = "refused naming lock " + id
+			} else if d := callDiagnostic(ce); d != "" {
+				got = "refused for another reason: " + planErrorSummary(d)
+			}
+			return lk.Holder, &result.Finding{Object: leaseObject(st), Field: fieldNextPlan, Want: refusedNaming, Got: got, Detail: lastLines(ce.Call.Output, 4)}
 		}
 		return lk.Holder, nil
 	}
@@ -631,4 +637,24 @@ func (r *Run) moveObject(h *estate.Handoff, obj Object) {
 			r.Objects = append(r.Objects, obj)
 		}
 	}
+}
+
+// lockRefusal is the diagnostic both engine families refuse a locked
+// state with.
+const lockRefusal = "Error: Error acquiring the state lock"
+
+// lockInfoID is the lock ID a failed call's state-lock refusal names (its
+// "Lock Info:" block's ID), "" when it printed no such refusal.
+func lockInfoID(ce *engine.CallError) string {
+	for _, d := range ce.Diagnostics() {
+		if planErrorSummary(d) != lockRefusal {
+			continue
+		}
+		for _, l := range strings.Split(d, "\n") {
+			if id, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "│")), "ID:"); ok {
+				return strings.TrimSpace(id)
+			}
+		}
+	}
+	return ""
 }

@@ -31,8 +31,16 @@ const approvalPlan = "approval.tfplan"
 type approvalOutcome struct {
 	applied bool
 	exit    int
+	// refusal is the summary of the engine's first diagnostic when it did
+	// not apply ("Error: Saved plan is stale"): what the engine said, not
+	// a word found anywhere in its output.
+	refusal string
 	message string
 }
+
+// staleRefusal is the diagnostic both engine families refuse a saved plan
+// with once the state moved on (internal/backend/local in each).
+const staleRefusal = "Error: Saved plan is stale"
 
 // Run writes a saved plan (one update), moves the world out of band,
 // applies the saved plan and compares what the subject does with what the
@@ -94,20 +102,18 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	}
 	subj, orc := outcomes["subject"], outcomes["oracle"]
 	live := r.Subject.Engine.Engine.Profile.Has(engine.LiveMode)
+	// A live-mode engine refuses the moved world in words of its own: any
+	// refusal it explains with a diagnostic keeps that promise.
 	promise := func(o approvalOutcome, livePromise bool) error {
 		want := map[bool]string{true: refusedWord, false: appliedWord}[livePromise]
-		if got := o.word(); got != want {
+		if got := o.word(); got != want && !(livePromise && !o.applied && o.refusal != "") {
 			return &result.Finding{Object: savedPlanObject, Field: fieldSavedPlan, Want: want, Got: got, Detail: fmt.Sprintf("exit %d: %s", o.exit, o.message)}
 		}
 		return nil
 	}
 	refused := func(o approvalOutcome) error {
-		got := o.word()
-		if got == refusedWord && !strings.Contains(o.message, "stale") {
-			got = "refused, not as stale"
-		}
-		if got != refusedWord {
-			return &result.Finding{Object: savedPlanObject, Field: fieldSavedPlan, Want: refusedWord, Got: got, Detail: fmt.Sprintf("exit %d: %s", o.exit, o.message)}
+		if got := o.word(); got != staleWord {
+			return &result.Finding{Object: savedPlanObject, Field: fieldSavedPlan, Want: staleWord, Got: got, Detail: fmt.Sprintf("exit %d: %s", o.exit, o.message)}
 		}
 		return nil
 	}
@@ -167,7 +173,7 @@ func (s *approvalStage) Run(ctx context.Context, r *Run, rec *Recorder) error {
 	// refuse the saved plan then, so the "applied" checks must turn red.
 	r.breakBoth(ctx, rec, Breaking{Name: "state_moved", Corruption: "changes the state (state rm of " + r.victim().Address + ") between plan -out and apply",
 		Victim: approvalPlan, Covers: []string{promised}, OracleCovers: []string{oraclePromised},
-		Predict: []result.Prediction{{Object: savedPlanObject, Field: fieldSavedPlan, Got: refusedWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
+		Predict: []result.Prediction{{Object: savedPlanObject, Field: fieldSavedPlan, Got: staleWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := label(sd, "again"); err != nil {
 			return nil, err
 		}
@@ -231,13 +237,23 @@ const (
 	fieldReviewed   = "metadata.labels.reviewed"
 	appliedWord     = "applied"
 	refusedWord     = "refused"
+	staleWord       = "refused as stale"
 )
 
+// word is what applying the saved plan did: applied, refused as stale
+// (the engine's own refusal), or failed for another reason, named - a
+// refused connection or a crash never reads as the refusal.
 func (o approvalOutcome) word() string {
-	if o.applied {
+	switch {
+	case o.applied:
 		return appliedWord
+	case o.refusal == staleRefusal:
+		return staleWord
+	case o.refusal != "":
+		return "failed, not refused as stale: " + o.refusal
+	default:
+		return fmt.Sprintf("failed without a diagnostic (exit %d)", o.exit)
 	}
-	return refusedWord
 }
 
 // other is the value a text edit of the reviewed label replaces.
@@ -259,7 +275,11 @@ func outcome(a engine.Applied, err error) approvalOutcome {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	return approvalOutcome{exit: engine.ExitCode(err), message: strings.TrimSpace(msg)}
+	var refusal string
+	if d := callDiagnostic(err); d != "" {
+		refusal = planErrorSummary(d)
+	}
+	return approvalOutcome{exit: engine.ExitCode(err), refusal: refusal, message: strings.TrimSpace(msg)}
 }
 
 // undoAdd turns a JSON patch of "add" operations into their removal.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -121,5 +122,64 @@ func TestPlanErrorSummary(t *testing.T) {
 		if got := planErrorSummary(d); got != want {
 			t.Errorf("planErrorSummary(%q) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// Applying a saved plan reads as refused only when the engine refused it
+// as stale, by its own diagnostic: a refused connection, a crash or a
+// failure without a diagnostic is named as a failure, so state_moved's
+// BREAK (which predicts the stale refusal) cannot be proved by one.
+func TestApprovalOutcomeIsTyped(t *testing.T) {
+	call := func(output string) (engine.Applied, error) {
+		c := engine.Call{Args: []string{"apply", "approval.tfplan"}, ExitCode: 1, Output: output}
+		return engine.Applied{Call: c}, &engine.CallError{Engine: "tofu", Call: c, Err: errors.New("exit status 1")}
+	}
+	for name, tc := range map[string]struct {
+		a    engine.Applied
+		err  error
+		want string
+	}{
+		"applied":     {a: engine.Applied{Changed: 1}, want: appliedWord},
+		"stale":       {want: staleWord},
+		"unreachable": {want: "failed, not refused as stale: Error: Kubernetes cluster unreachable"},
+		"silent":      {want: "failed without a diagnostic (exit 1)"},
+	} {
+		switch name {
+		case "stale":
+			tc.a, tc.err = call("\nError: Saved plan is stale\n\nThe given plan file can no longer be applied because the state was changed by another operation after the plan was created.\n")
+		case "unreachable":
+			tc.a, tc.err = call("\nError: Kubernetes cluster unreachable: Get \"https://127.0.0.1:6443/version\": dial tcp 127.0.0.1:6443: connect: connection refused\n")
+		case "silent":
+			tc.a, tc.err = call("")
+		}
+		if got := outcome(tc.a, tc.err).word(); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
+// The reader's refusal and the lock's are read from the engine's
+// diagnostics, as a real plan printed them: a plan that merely reads the
+// data source ("Reading...") and fails elsewhere is not the refusal, and
+// a lock refusal names its lock by the Lock Info's ID.
+func TestRefusalsReadFromDiagnostics(t *testing.T) {
+	const source = "data.terraform_remote_state.network"
+	refused := source + ": Reading...\n" + source + ": Read complete after 0s\n\nError: Unsupported attribute\n\n  on main.tf line 30, in locals:\n  30:   gateway = \"${" + source + ".outputs.gateway_host}\"\n    ├────────────────\n    │ " + source + ".outputs is object with no attributes\n\nThis object does not have an attribute named \"gateway_host\".\n"
+	elsewhere := source + ": Reading...\n" + source + ": Read complete after 0s\n\nError: Kubernetes cluster unreachable: connection refused\n"
+	diags := func(out string) []string { return (&engine.CallError{Call: engine.Call{Output: out}}).Diagnostics() }
+	if d := diags(refused); len(d) != 1 || !valueOf(d[0], source) {
+		t.Errorf("the refusal on the read is not seen: %q", d)
+	}
+	for _, d := range diags(elsewhere) {
+		if valueOf(d, source) {
+			t.Errorf("a plan failing elsewhere reads as refused on %s: %q", source, d)
+		}
+	}
+	locked := "\nError: Error acquiring the state lock\n\nError message: the state is already locked by another tofu client\nLock Info:\n  ID:        e5a43af8-0e84-acb1-71dc-edbb618374da\n  Path:      \n  Operation: OperationTypeApply\n\nOpenTofu acquires a state lock to protect the state\n"
+	if id := lockInfoID(&engine.CallError{Call: engine.Call{Output: locked}}); id != "e5a43af8-0e84-acb1-71dc-edbb618374da" {
+		t.Errorf("lock ID %q", id)
+	}
+	if id := lockInfoID(&engine.CallError{Call: engine.Call{Output: "\nError: Kubernetes cluster unreachable\n\n  ID: e5a43af8\n"}}); id != "" {
+		t.Errorf("another refusal names lock %q", id)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/internal/recordstore"
+	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/engine"
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/result"
 )
 
@@ -74,9 +76,12 @@ func (r *Run) checkReaderRefused(ctx context.Context, rec *Recorder, outputs map
 		if err == nil {
 			return &result.Finding{Address: source, Field: fieldReaderPlan, Want: refusedOnRead, Got: "ran", Detail: "answered with the destroyed root's outputs"}
 		}
-		if !strings.Contains(call.Output, source) {
-			// The engine's own account of why the plan failed is read
-			// here, as the check's subject - never to judge a BREAK.
+		// The engine's own account of why the plan failed is the check's
+		// subject: an error diagnostic whose value is the data source's
+		// (every plan that reads it also prints "<source>: Reading...",
+		// so the output merely naming it proves nothing).
+		ce := &engine.CallError{Call: call, Err: err}
+		if !slices.ContainsFunc(ce.Diagnostics(), func(d string) bool { return valueOf(d, source) }) {
 			return &result.Finding{Address: source, Field: fieldReaderPlan, Want: refusedOnRead, Got: "failed elsewhere", Detail: fmt.Sprintf("exit %d, log %s", call.ExitCode, call.Log)}
 		}
 		return nil
@@ -119,4 +124,18 @@ func (r *Run) stoodOnOutputs(ctx context.Context, sd *Side) (map[string]any, err
 	}
 	out, _ := st["outputs"].(map[string]any)
 	return out, nil
+}
+
+// valueOf reports whether a diagnostic is about an expression's value
+// rooted at address: the engines print the values an error involves
+// under its source line ("│ data.terraform_remote_state.network.outputs
+// is object with no attributes").
+func valueOf(diagnostic, address string) bool {
+	for _, l := range strings.Split(diagnostic, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "│"))
+		if strings.HasPrefix(l, address+".") || strings.HasPrefix(l, address+" ") {
+			return true
+		}
+	}
+	return false
 }
