@@ -67,7 +67,9 @@ type Catch struct {
 // the engine on the side that shows the bug or its absence, and what that
 // run's stage must say - "fail" with the finding, "pass", or, for a bug
 // in the pinned oracle, "oracle_finding": a check of the stage is stock's
-// finding (result.OracleFinding) saying the finding. Stage, when
+// finding (result.OracleFinding) saying the finding; for a documented
+// engine difference, "difference": the stage failed with the finding and
+// the run reported it as the difference its estate lists (result.Known). Stage, when
 // set, is another stage than the catch's that shows a fixed engine's pass
 // (stock applies every root in cold_deploy; some stages run on the
 // subject only).
@@ -150,8 +152,11 @@ func (c *Catch) check(at string) []error {
 		if !slices.Contains([]string{"subject", "oracle"}, e.Side) {
 			bad("evidence %s: side %q, want subject or oracle", e.Run, e.Side)
 		}
-		if !slices.Contains([]string{"fail", "pass", "oracle_finding"}, e.Want) {
-			bad("evidence %s: want %q, want fail, pass or oracle_finding", e.Run, e.Want)
+		if !slices.Contains([]string{"fail", "pass", "oracle_finding", "difference"}, e.Want) {
+			bad("evidence %s: want %q, want fail, pass, oracle_finding or difference", e.Run, e.Want)
+		}
+		if e.Want == "difference" && e.Side != "subject" {
+			bad("evidence %s: a difference is the engine under test's: its side is the subject", e.Run)
 		}
 		if e.Want == "oracle_finding" && e.Side != "oracle" {
 			bad("evidence %s: an oracle's finding is stock's: its side is the oracle", e.Run)
@@ -167,8 +172,8 @@ func (c *Catch) check(at string) []error {
 		}
 		wants[e.Want] = true
 	}
-	if !(wants["fail"] || wants["oracle_finding"]) || !wants["pass"] {
-		bad("evidence needs a run where the stage fails on a buggy engine (or a buggy oracle's finding) and one where it passes on a fixed engine")
+	if !(wants["fail"] || wants["oracle_finding"] || wants["difference"]) || !wants["pass"] {
+		bad("evidence needs a run where the stage fails on a buggy engine (or a buggy oracle's finding, or an engine that differs by design, reported as such) and one where it passes on a fixed (or the other) engine")
 	}
 	return errs
 }

@@ -273,3 +273,73 @@ bugs:
 		t.Error("an oracle's finding claimed on the subject's side")
 	}
 }
+
+// A documented engine difference is evidenced by a run that failed the
+// stage with the finding and reported it as the difference its estate
+// lists (result.Known); the same failure not reported so is refused.
+func TestVerifyDifference(t *testing.T) {
+	const cat = `schema: gauntlet.bugs/v1
+bugs:
+- id: rtb-create
+  title: a planned create of a replace_triggered_by reference triggers the replacement
+  engine: tofu
+  upstream: [opentofu/opentofu#3714, opentofu/opentofu#3848]
+  affected: tofu 1.12.0 and later (by design)
+  fixed: not a bug
+  shape: state rebuilt by import
+  difference: tofu 1.12 made a planned create trigger the replacement
+  caught:
+    estate: e1
+    stage: cold_deploy
+    finding: delete+create
+    evidence:
+    - {run: runs/new, side: subject, engine: tofu@1.12.6, want: difference}
+    - {run: runs/old, side: subject, engine: tofu@1.11.5, want: pass}
+`
+	c, err := Parse([]byte(cat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		known *result.Known
+		want  string
+	}{
+		"reported as the difference":           {known: &result.Known{Why: "by design", Difference: true, Engines: "tofu 1.12.0 and later", References: []string{"https://example.invalid/pr"}}},
+		"failed, not reported as a difference": {known: &result.Known{Why: "a known finding"}, want: "not reported as an engine difference"},
+		"failed, nothing known":                {want: "not reported as an engine difference"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			writeRun(t, root, "runs/new", "tofu@1.12.6", result.Fail, "plan: want import, got delete+create (import)")
+			writeRun(t, root, "runs/old", "tofu@1.11.5", result.Pass, "imported")
+			p := filepath.Join(root, "runs/new", RunJSON)
+			var r result.Run
+			raw, _ := os.ReadFile(p)
+			if err := json.Unmarshal(raw, &r); err != nil {
+				t.Fatal(err)
+			}
+			r.Stages[0].Known = tc.known
+			raw, _ = json.Marshal(r)
+			if err := os.WriteFile(p, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			v, problems := Verify(c, root, known())
+			got := strings.Join(problems, "; ")
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Fatalf("problems %q, want %q", got, tc.want)
+			}
+			if tc.want != "" {
+				return
+			}
+			var b strings.Builder
+			if err := Markdown(&b, v, "conformance", "regen"); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"`e1` / `cold_deploy`, reported as an engine difference", "| tofu@1.12.6 (subject) | cold_deploy | engine difference |"} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("the page lacks %q:\n%s", want, b.String())
+				}
+			}
+		})
+	}
+}

@@ -31,7 +31,7 @@ func Markdown(w io.Writer, v *Verified, dir, regenerate string) error {
 	p("finding's text). %d rows: %d caught by a stage with recorded runs on a buggy and a fixed engine, %d not caught\n", len(v.Bugs), caught, len(v.Bugs)-caught)
 	p("yet (each says why)")
 	if differences > 0 {
-		p(", %d of them an engine difference rather than a bug", differences)
+		p("; %d of all rows an engine difference rather than a bug", differences)
 	}
 	p(".\n\n")
 	p("| # | Bug | Upstream | Affected -> fixed | Pinned engines hit | Caught by |\n")
@@ -41,6 +41,8 @@ func Markdown(w io.Writer, v *Verified, dir, regenerate string) error {
 		switch {
 		case r.Difference != "" && r.Caught == nil:
 			by = "an engine difference, not caught as one yet"
+		case r.Difference != "":
+			by = fmt.Sprintf("`%s` / `%s`, reported as an engine difference", r.Caught.Estate, r.Caught.Stage)
 		case r.Caught != nil:
 			by = fmt.Sprintf("`%s` / `%s`", r.Caught.Estate, r.Caught.Stage)
 		}

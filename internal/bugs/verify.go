@@ -127,6 +127,14 @@ func see(root string, c *Catch, e Evidence) (Seen, error) {
 			}
 		}
 		return s, fmt.Errorf("%s has no check that is stock's finding saying %q", id, c.Finding)
+	case "difference":
+		if st.Verdict != result.Fail || st.Known == nil || !st.Known.Difference {
+			return s, fmt.Errorf("%s is %s and not reported as an engine difference, where the catalogue says the run reports it as one", id, st.Verdict)
+		}
+		if s.Line = Says(st, c.Finding); s.Line == "" {
+			return s, fmt.Errorf("%s is reported as an engine difference, but neither its detail nor a check says %q", c.Stage, c.Finding)
+		}
+		s.Verdict = "engine difference"
 	case "fail":
 		if st.Verdict != result.Fail {
 			return s, fmt.Errorf("%s is %s, where the catalogue says the bug fails it", id, st.Verdict)

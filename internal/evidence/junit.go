@@ -42,6 +42,11 @@ func JUnit(w io.Writer, r *result.Run) error {
 	class := "gauntlet." + r.Estate.Name
 	for _, s := range r.Stages {
 		c := verdictCase(class, s.ID, s.Verdict, s.Detail, s.Reason)
+		if k := s.Known; k != nil && k.Difference && c.Failure != nil {
+			// Still a difference from stock, so still a failure, typed
+			// as what it is.
+			c.Failure.Type, c.Failure.Message = "engine_difference", oneline.First(knownLine(k), 200)
+		}
 		if s.Verdict == result.Cancelled {
 			c = cancelledCase(c, r, s.Detail)
 		}

@@ -170,6 +170,9 @@ func summaryReason(s result.Stage) string {
 		}
 		return ""
 	}
+	if k := s.Known; k != nil && k.Difference {
+		return firstSentence("an engine difference, not a bug: " + k.Why)
+	}
 	if s.Aborted != "" {
 		return oneline.First("could not finish: "+s.Aborted, reasonLimit)
 	}
@@ -238,6 +241,9 @@ func writeStage(b *strings.Builder, s result.Stage) {
 		b.WriteString(prose(p) + "\n\n")
 	} else {
 		b.WriteString("No detail recorded.\n\n")
+	}
+	if s.Known != nil {
+		b.WriteString(prose(knownLine(s.Known)) + "\n\n")
 	}
 	if s.Aborted != "" {
 		b.WriteString(abortedFold(s))
@@ -379,4 +385,16 @@ func nonZero(figures map[string]int) map[string]int {
 		}
 	}
 	return kept
+}
+
+// knownLine is the estate's word on a stage that failed exactly as its
+// findings list: a documented engine difference, said as one with where
+// it is documented, or a failure the estate knows of.
+func knownLine(k *result.Known) string {
+	why := strings.TrimSuffix(strings.TrimSpace(k.Why), ".")
+	if !k.Difference {
+		return "Known to this estate (estate.yaml findings): " + why + "."
+	}
+	return fmt.Sprintf("An engine difference, not a bug (estate.yaml findings): %s. %s behave this way by design; documented in %s.",
+		why, k.Engines, strings.Join(k.References, ", "))
 }

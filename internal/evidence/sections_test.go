@@ -174,3 +174,43 @@ func TestSummaryNamesEveryVictim(t *testing.T) {
 		t.Errorf("the summary row does not name every victim (%q):\n%s", want, b.String())
 	}
 }
+
+// A stage that failed exactly as its estate lists a documented engine
+// difference says so on the page - in the summary row and under the
+// stage, with where it is documented - and in JUnit's failure type; a
+// known finding that is no difference is said as the estate's word only.
+func TestKnownDifference(t *testing.T) {
+	r := withStage(1, func(s *result.Stage) {
+		s.Verdict = result.Fail
+		s.Checks = []result.Check{{Name: "same as the oracle", Verdict: result.Fail, Detail: "subject: x plan: want import, got delete+create (import)"}}
+		s.Known = &result.Known{Why: "tofu 1.12 triggers the replacement on a planned create", Difference: true,
+			Engines: "tofu 1.12.0 and later", References: []string{"https://github.com/opentofu/opentofu/pull/3848"}}
+	})
+	var b bytes.Buffer
+	if err := evidence.Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| an engine difference, not a bug: tofu 1.12 triggers the replacement on a planned create |",
+		"An engine difference, not a bug (estate.yaml findings): tofu 1.12 triggers the replacement on a planned create. tofu 1.12.0 and later behave this way by design; documented in https://github.com/opentofu/opentofu/pull/3848.",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %q:\n%s", want, b.String())
+		}
+	}
+	var j bytes.Buffer
+	if err := evidence.JUnit(&j, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(j.String(), `type="engine_difference"`) {
+		t.Errorf("JUnit does not type the failure as an engine difference:\n%s", j.String())
+	}
+	r.Stages[1].Known = &result.Known{Why: "stock alone stops here"}
+	b.Reset()
+	if err := evidence.Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Known to this estate (estate.yaml findings): stock alone stops here.") || strings.Contains(b.String(), "engine difference") {
+		t.Errorf("a known finding is said as a difference, or not at all:\n%s", b.String())
+	}
+}

@@ -7,6 +7,7 @@ package expect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gauntlet-k8s/gauntlet/pkg/gauntlet/estate"
@@ -67,11 +68,11 @@ func stage(spec *estate.Spec, s result.Stage, blocked map[string]bool) Stage {
 		return j
 	}
 	if finding, ok := spec.Findings[s.ID]; ok {
-		if s.Verdict == result.Fail || s.Verdict == result.Limitation {
-			j.Skip = fmt.Sprintf("%s as the estate's finding says (%s): %s", s.Verdict, finding, s.Detail)
-			return j
+		if why := Unlike(finding, s); len(why) > 0 {
+			return fail("the estate lists a finding for %s (%s), but the run reports otherwise: %s. Update the entry if this is what the root does now (remove it if the stage passes); else it is a new failure", s.ID, finding.Why, strings.Join(why, "; "))
 		}
-		return fail("the estate lists a finding for %s (%s), but the stage is %s: remove the finding if the engine no longer misbehaves", s.ID, finding, s.Verdict)
+		j.Skip = fmt.Sprintf("%s as the estate's finding says (%s): %s", s.Verdict, finding.Why, s.Detail)
+		return j
 	}
 	if skip, why := notDerived(spec, s); skip != "" {
 		j.Skip = skip
@@ -137,4 +138,111 @@ func notDerived(spec *estate.Spec, s result.Stage) (skip, fail string) {
 		return "", fmt.Sprintf("estate.yaml lists %s under not_derived (%s), but the stage is %s: remove the entry", s.ID, gap, s.Verdict)
 	}
 	return "", ""
+}
+
+// Unlike lists how a stage's run differs from the finding the estate
+// lists for it, empty when it is exactly that: the verdict, every finding
+// of its checks that did not pass (as many, each the same check, side,
+// victim, field, want and got), no check that could not measure or is
+// unproven, every subject BREAK of its other checks proved, and how it
+// stopped short - the same sides, each stopped by an engine that printed
+// the diagnostic named.
+func Unlike(f estate.Finding, s result.Stage) []string {
+	var why []string
+	if string(s.Verdict) != f.Verdict {
+		why = append(why, fmt.Sprintf("verdict %s, not %s", s.Verdict, f.Verdict))
+	}
+	listed := map[estate.Found]int{}
+	for _, x := range f.Found {
+		listed[x]++
+	}
+	var extra []string
+	for _, c := range s.Checks {
+		if c.Verdict == result.Pass || c.Verdict == result.NotRun {
+			continue
+		}
+		if len(c.Findings) == 0 {
+			why = append(why, fmt.Sprintf("check %q is %s without a finding (%s)", c.Name, c.Verdict, strings.Join(c.MeasurementErrors, "; ")))
+		}
+		for _, g := range c.Findings {
+			k := estate.Found{Check: c.Name, Side: g.Side, Address: g.Address, Object: g.Object, Field: g.Field, Want: g.Want, Got: g.Got}
+			if listed[k] > 0 {
+				listed[k]--
+				continue
+			}
+			extra = append(extra, foundString(k))
+		}
+	}
+	if len(extra) > 0 {
+		why = append(why, "reported, not listed: "+strings.Join(extra, ", "))
+	}
+	var missing []string
+	for _, x := range f.Found {
+		if listed[x] > 0 {
+			listed[x]--
+			missing = append(missing, foundString(x))
+		}
+	}
+	if len(missing) > 0 {
+		why = append(why, "listed, not reported: "+strings.Join(missing, ", "))
+	}
+	// The listed failure excuses its own checks only: a subject's BREAK
+	// of any other check that did not prove still counts.
+	excused := map[string]bool{}
+	for _, x := range f.Found {
+		excused[x.Check] = true
+	}
+	for _, b := range s.Breaks {
+		if b.Side == "oracle" || b.Failed || (len(b.Covers) > 0 && !slices.ContainsFunc(b.Covers, func(c string) bool { return !excused[c] })) {
+			continue
+		}
+		why = append(why, fmt.Sprintf("BREAK %s %s: %s", b.Name, b.Outcome, b.Detail))
+	}
+	switch st := f.Stopped; {
+	case st == nil && len(s.StoppedBy) > 0:
+		why = append(why, fmt.Sprintf("stopped short by %s: %s", strings.Join(s.StoppedBy, " and "), firstLine(s.Aborted)))
+	case st != nil && !sameSides(st.Sides, s.StoppedBy):
+		why = append(why, fmt.Sprintf("stopped by %s, not %s", orNone(s.StoppedBy), strings.Join(st.Sides, " and ")))
+	case st != nil && !printed(s.Aborted, st.Error):
+		why = append(why, fmt.Sprintf("no engine printed %q where it stopped (%s)", st.Error, firstLine(s.Aborted)))
+	}
+	return why
+}
+
+func foundString(x estate.Found) string {
+	victim := x.Address
+	if victim == "" {
+		victim = x.Object
+	}
+	return fmt.Sprintf("%s: %s: %s %s want %s got %s", x.Check, x.Side, victim, x.Field, x.Want, x.Got)
+}
+
+func sameSides(a, b []string) bool {
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	return slices.Equal(a, b)
+}
+
+func orNone(sides []string) string {
+	if len(sides) == 0 {
+		return "nothing"
+	}
+	return strings.Join(sides, " and ")
+}
+
+// printed reports whether an engine's diagnostic with this summary is in
+// a stopped stage's error: a line that is the summary, or the summary and
+// its detail after a colon, as the engines print a diagnostic.
+func printed(aborted, summary string) bool {
+	for _, l := range strings.Split(aborted, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "│"))
+		if l == summary || strings.HasPrefix(l, summary+":") {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }

@@ -55,7 +55,7 @@ func TestBadInputFailsBeforeAnyCluster(t *testing.T) {
 		"wrong sha256":              {edit: func(s *estate.Spec) { s.Source.SHA256 = strings.Repeat("0", 64) }, want: "the pin says 0000"},
 		"missing corpus file":       {edit: func(s *estate.Spec) { s.Source.Path += ".absent" }, want: "corpus import"},
 		"unknown skipped stage":     {edit: func(s *estate.Spec) { s.Skip = map[string]string{"dirft": "typo"} }, want: `unknown stage "dirft"`},
-		"unknown finding stage":     {edit: func(s *estate.Spec) { s.Findings = map[string]string{"day2_rnme": "typo"} }, want: `findings names unknown stage "day2_rnme" (stages: cold_deploy, `},
+		"unknown finding stage":     {edit: func(s *estate.Spec) { s.Findings = map[string]estate.Finding{"day2_rnme": {Why: "typo"}} }, want: `findings names unknown stage "day2_rnme" (stages: cold_deploy, `},
 		"unknown not_derived stage": {edit: func(s *estate.Spec) { s.NotDerived = map[string]string{"drfit": "typo"} }, want: `not_derived names unknown stage "drfit"`},
 		"unknown selected stage":    {opts: []gauntlet.Option{gauntlet.WithStages("teardown")}, want: `unknown stage "teardown"`},
 		"engine path absent":        {opts: []gauntlet.Option{gauntlet.WithEngine("/nonexistent/tofu")}, want: "/nonexistent/tofu"},

@@ -172,7 +172,7 @@ func knownStages(spec *estate.Spec, stages *stage.Registry) error {
 	for _, sec := range []struct {
 		key string
 		ids map[string]string
-	}{{"skip", spec.Skip}, {"findings", spec.Findings}, {"not_derived", spec.NotDerived}} {
+	}{{"skip", spec.Skip}, {"findings", spec.FindingWhy()}, {"not_derived", spec.NotDerived}} {
 		for _, id := range slices.Sorted(maps.Keys(sec.ids)) {
 			if !stages.Known(id) {
 				return fmt.Errorf("estate %s: %s names unknown stage %q (stages: %s)", spec.Name, sec.key, id, strings.Join(stages.IDs(), ", "))

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gauntlet-k8s/gauntlet/internal/expect"
 	"github.com/gauntlet-k8s/gauntlet/internal/runstate"
 	"github.com/gauntlet-k8s/gauntlet/internal/substrate"
 	"github.com/gauntlet-k8s/gauntlet/internal/tape"
@@ -616,6 +617,7 @@ func runStages(ctx context.Context, r *stage.Run, res *result.Run, o *options, p
 		default:
 			cp, cpErr := r.Checkpoint()
 			sr = runOne(ctx, st, r, sr, o, plans)
+			sr.Known = known(r.Spec, sr)
 			if why := returnAfterFailure(ctx, r, in.ID, &sr, cp, cpErr, o); why != "" {
 				notBack = why
 			}
@@ -965,4 +967,19 @@ func engineResult(e *engine.Engine, tc *toolchain.Toolchain, tool string, byPath
 		out.Pinned = pin.Version
 	}
 	return out
+}
+
+// known is the estate's word on a stage that failed exactly as its
+// findings list it (internal/expect judges the same way), nil otherwise:
+// a failure that merely shares its stage with a listed one is not known.
+func known(spec *estate.Spec, sr result.Stage) *result.Known {
+	f, ok := spec.Findings[sr.ID]
+	if !ok || len(expect.Unlike(f, sr)) > 0 {
+		return nil
+	}
+	k := &result.Known{Why: f.Why}
+	if d := f.Difference; d != nil {
+		k.Difference, k.Engines, k.References = true, d.Engines, d.References
+	}
+	return k
 }

@@ -153,3 +153,28 @@ func TestAShapeTheRootCannotCarryIsNotApplicable(t *testing.T) {
 	}
 	t.Fatal("no fence stage")
 }
+
+// A stage that failed exactly as estate.yaml's findings list it carries
+// the estate's word (and a documented difference says so); one that fails
+// the same stage another way carries nothing.
+func TestKnownOnlyWhenTheStageFailsExactlyAsListed(t *testing.T) {
+	got := result.Finding{Side: "subject", Address: "module.this.kubernetes_service_v1.service", Field: "plan", Want: "import", Got: "delete+create (import)"}
+	spec := &estate.Spec{Findings: map[string]estate.Finding{"test_plan": {Why: "tofu 1.12 triggers on a planned create", Verdict: "fail",
+		Found:      []estate.Found{{Check: "same as the oracle", Side: "subject", Address: got.Address, Field: "plan", Want: "import", Got: got.Got}},
+		Difference: &estate.Difference{Engines: "tofu 1.12.0 and later", References: []string{"https://github.com/opentofu/opentofu/pull/3848"}}}}}
+	stage := func(f result.Finding) result.Stage {
+		return result.Stage{ID: "test_plan", Verdict: result.Fail, Checks: []result.Check{{Name: "same as the oracle", Verdict: result.Fail, Findings: []result.Finding{f}}}}
+	}
+	k := known(spec, stage(got))
+	if k == nil || !k.Difference || k.Engines != "tofu 1.12.0 and later" || len(k.References) != 1 {
+		t.Fatalf("known %+v, want the listed difference", k)
+	}
+	other := got
+	other.Got = "delete"
+	if k := known(spec, stage(other)); k != nil {
+		t.Errorf("another failure of the stage is known as %+v", k)
+	}
+	if k := known(&estate.Spec{}, stage(got)); k != nil {
+		t.Errorf("an unlisted failure is known as %+v", k)
+	}
+}

@@ -364,7 +364,7 @@ func compareFrom(dirs []string, estates, out, engineName, baseline string) error
 func estateRunsIn(dir, name, estates string) (compare.EstateRuns, int, error) {
 	er := compare.EstateRuns{Name: name}
 	if spec, err := estate.Load(estates, name); err == nil {
-		er.Title, er.Findings = spec.Title, spec.Findings
+		er.Title, er.Findings = spec.Title, spec.FindingWhy()
 	}
 	n := 0
 	for _, side := range []string{"baseline", "build"} {
@@ -404,7 +404,7 @@ func engineLabel(e result.Engine) string {
 // compareRuns runs one estate with the build and the baseline, n times
 // each, through the matrix.
 func compareRuns(ctx context.Context, f compareFlags, spec *estate.Spec, commit string, l log.Logger) (compare.EstateRuns, error) {
-	er := compare.EstateRuns{Name: spec.Name, Title: spec.Title, Findings: spec.Findings}
+	er := compare.EstateRuns{Name: spec.Name, Title: spec.Title, Findings: spec.FindingWhy()}
 	if err := f.tf.ensureCorpus(ctx, spec, l); err != nil {
 		return er, err
 	}

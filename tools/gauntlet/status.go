@@ -393,8 +393,8 @@ func declines(root string) func(estateName, stageID string) string {
 		if why, ok := spec.Skip[stageID]; ok {
 			return "the estate skips it: " + why
 		}
-		if why, ok := spec.Findings[stageID]; ok {
-			return "the estate lists it as a finding: " + why
+		if f, ok := spec.Findings[stageID]; ok {
+			return "the estate lists it as a finding: " + f.Why
 		}
 		if st, ok := stages.Lookup(stageID); ok {
 			return st.Info().Undeclared(spec)

@@ -129,7 +129,9 @@ func TestSchemaRejects(t *testing.T) {
 		{name: "a short commit", yaml: "apiVersion: gauntlet/v1\nname: demo\ntitle: t\n" + strings.Replace(src, "0123456789abcdef0123456789abcdef01234567", "0123456", 1)},
 		{name: "a name with capitals", yaml: strings.Replace(minimal, "demo", "Demo", 1)},
 		{name: "a delta on an unknown substrate", yaml: minimal + "deltas: [{name: d, why: w, old: a, new: b, substrates: [minikube]}]\n", loaderAccepts: true},
-		{name: "a finding for an unknown stage", yaml: minimal + "findings: {day2_rnme: the engine churns}\n", loaderAccepts: true},
+		{name: "a finding for an unknown stage", yaml: minimal + "findings: {day2_rnme: {why: the engine churns, verdict: fail, stopped: {sides: [subject], error: 'Error: Cycle'}}}\n", loaderAccepts: true},
+		{name: "a finding naming its stage alone", yaml: minimal + "findings: {migrate: the engine churns}\n"},
+		{name: "a finding without how it fails", yaml: minimal + "findings: {migrate: {why: the engine churns, verdict: fail}}\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := validate(sch, []byte(c.yaml))

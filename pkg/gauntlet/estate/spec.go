@@ -6,10 +6,12 @@ package estate
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,10 +70,11 @@ type Spec struct {
 	RelaxProviders []RelaxProvider `json:"relax_providers,omitempty"`
 	// Skip names stages that do not apply, with the reason.
 	Skip map[string]string `json:"skip,omitempty"`
-	// Findings name stages where the pinned engine or provider misbehaves on
-	// this estate, with what it does wrong: the stage must fail there (a
-	// test that finds it passing says the finding is stale).
-	Findings map[string]string `json:"findings,omitempty"`
+	// Findings name stages where the pinned engine, stock or the provider
+	// misbehaves on this estate, each with why and exactly what the stage
+	// reports (Finding): a run reporting anything else there, or passing
+	// (the entry is stale), is not what the estate expects.
+	Findings map[string]Finding `json:"findings,omitempty"`
 	// NotDerived names stages gauntlet derives no plan for on this root
 	// today, with what stops it. It changes nothing in a run (the stage is
 	// still not run, the page says why); the estate's Go test then expects
@@ -542,9 +545,12 @@ func (s *Spec) validate() error {
 	case !nameRE.MatchString(s.Namespace) || !nameRE.MatchString(s.Prefix):
 		return fmt.Errorf("namespace %q and prefix %q (for the stage additions): lowercase letters, digits and dashes", s.Namespace, s.Prefix)
 	}
-	for id := range s.Findings {
+	for _, id := range slices.Sorted(maps.Keys(s.Findings)) {
 		if _, ok := s.Skip[id]; ok {
 			return fmt.Errorf("stage %s is both skipped and a finding: a finding is a stage that runs and fails", id)
+		}
+		if err := s.Findings[id].validate(id); err != nil {
+			return err
 		}
 	}
 	written := map[string]bool{"drift_reconverge": s.Drift != nil, "day2_rename": s.Rename != nil,

@@ -160,6 +160,22 @@ type Stage struct {
 	// the engine calls made during the stage by subcommand ("plan",
 	// "show", "state list"). Absent in runs made before it was recorded.
 	Calls map[string]map[string]CallTally `json:"calls,omitempty"`
+	// Known is set when the stage failed exactly as its estate's findings
+	// list (estate.yaml findings): what the estate knows of it. The
+	// verdict stays what the run measured; the page says which it is.
+	Known *Known `json:"known,omitempty"`
+}
+
+// Known is an estate's word on a stage that failed exactly as it lists.
+type Known struct {
+	// Why is the estate's account of the failure.
+	Why string `json:"why"`
+	// Difference says it is a documented difference between engines,
+	// not a bug of either: Engines behave this way, and References (the
+	// engines' changelogs, pull requests, documentation) say so.
+	Difference bool     `json:"difference,omitempty"`
+	Engines    string   `json:"engines,omitempty"`
+	References []string `json:"references,omitempty"`
 }
 
 // CallTally is how many engine calls of one subcommand a side made, and
