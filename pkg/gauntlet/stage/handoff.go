@@ -386,7 +386,7 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 	}
 	id, err := held(ctx)
 	hs.lockID = id
-	rec.Check(hoHeld, err, fmt.Sprintf("Lease %s/%s held by %s; the plan refused naming it", st.Namespace, st.LeaseName(), id))
+	rec.Check(hoHeld, onSubject(err), fmt.Sprintf("Lease %s/%s held by %s; the plan refused naming it", st.Namespace, st.LeaseName(), id))
 	r.breakSubject(ctx, rec, Breaking{Name: "lease_released", Corruption: "releases Lease " + st.LeaseName() + " out of band",
 		Victim: st.LeaseName(), Covers: []string{hoHeld}, Predict: []result.Prediction{{Object: leaseObject(st), Field: fieldHolder, Got: "none"}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		saved, err := hs.cs.CoordinationV1().Leases(st.Namespace).Get(ctx, st.LeaseName(), metav1.GetOptions{})
@@ -419,7 +419,7 @@ func (s *handoffStage) lock(ctx context.Context, r *Run, rec *Recorder, hs *hand
 		}
 		return releasedFinding(st, lk)
 	}
-	rec.Check(hoCleared, cleared(ctx), fmt.Sprintf("force-unlock -force %s; Lease %s/%s read back free", id, st.Namespace, st.LeaseName()))
+	rec.Check(hoCleared, onSubject(cleared(ctx)), fmt.Sprintf("force-unlock -force %s; Lease %s/%s read back free", id, st.Namespace, st.LeaseName()))
 	r.breakSubject(ctx, rec, Breaking{Name: "lease_held_again", Corruption: "holds Lease " + st.LeaseName() + " again as lock " + id,
 		Victim: id, Covers: []string{hoCleared}, Predict: []result.Prediction{{Object: leaseObject(st), Field: fieldHolder, Got: heldWord}}}, func(ctx context.Context, sd *Side) (Measured, error) {
 		if err := corrupt(ctx, func() error { return recordstore.SetHolder(ctx, hs.cs, st, id, info) }); err != nil {
