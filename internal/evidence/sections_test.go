@@ -192,6 +192,7 @@ func TestKnownDifference(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| an engine difference, not a bug: tofu 1.12 triggers the replacement on a planned create |",
+		"**Why, first:** Migrate - engine difference; whose: neither's: the engines differ by design, and document it.",
 		"An engine difference, not a bug (estate.yaml findings): tofu 1.12 triggers the replacement on a planned create. tofu 1.12.0 and later behave this way by design; documented in https://github.com/opentofu/opentofu/pull/3848.",
 	} {
 		if !strings.Contains(b.String(), want) {

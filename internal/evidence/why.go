@@ -15,6 +15,7 @@ const (
 	whoHarness = "gauntlet's own (the harness could not do its part; the engine is not blamed)"
 	whoEstate  = "the estate's (gauntlet has no plan for this stage on this root yet)"
 	whoUnknown = "not settled: the stage stopped before any check could say"
+	whoDesign  = "neither's: the engines differ by design, and document it"
 )
 
 // why is the first headline stage keeping a run from clear, what kind of
@@ -46,6 +47,8 @@ func firstWhy(r *result.Run) (why, bool) {
 			w.class, w.who = "did not run", whoUnknown
 		case s.Verdict == result.Limitation:
 			w.class, w.who = "limitation", whoStock
+		case s.Known != nil && s.Known.Difference:
+			w.class, w.who = "engine difference", whoDesign
 		default:
 			w.class, w.who = stageTrouble(s)
 		}
