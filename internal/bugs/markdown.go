@@ -16,10 +16,15 @@ import (
 func Markdown(w io.Writer, v *Verified, dir, regenerate string) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	caught, differences := 0, 0
+	caught, notCaught, reported, differences := 0, 0, 0, 0
 	for _, r := range v.Bugs {
-		if r.Caught != nil {
+		switch {
+		case r.Difference != "" && r.Caught != nil:
+			reported++
+		case r.Caught != nil:
 			caught++
+		default:
+			notCaught++
 		}
 		if r.Difference != "" {
 			differences++
@@ -28,10 +33,13 @@ func Markdown(w io.Writer, v *Verified, dir, regenerate string) error {
 	p("# Released engine bugs gauntlet is measured by\n\n")
 	p("Generated from `conformance/bugs.yaml` and the run folders it names by `%s`; a test fails when this page is out\n", regenerate)
 	p("of date or a run does not say what the catalogue claims of it (the stage's verdict, the engine on that side, the\n")
-	p("finding's text). %d rows: %d caught by a stage with recorded runs on a buggy and a fixed engine, %d not caught\n", len(v.Bugs), caught, len(v.Bugs)-caught)
+	p("finding's text). %d rows: %d caught by a stage with recorded runs on a buggy and a fixed engine, %d not caught\n", len(v.Bugs), caught, notCaught)
 	p("yet (each says why)")
 	if differences > 0 {
 		p("; %d of all rows an engine difference rather than a bug", differences)
+	}
+	if reported > 0 {
+		p(", %d of them reported as one by a stage (runs on an engine that differs and one that does not)", reported)
 	}
 	p(".\n\n")
 	p("| # | Bug | Upstream | Affected -> fixed | Pinned engines hit | Caught by |\n")
@@ -62,7 +70,11 @@ func Markdown(w io.Writer, v *Verified, dir, regenerate string) error {
 			p("- **Not caught yet:** %s\n", strings.TrimSpace(r.NotCaught))
 			continue
 		}
-		p("- **Caught by:** estate `%s`, stage `%s`, which reports `%s`.\n", r.Caught.Estate, r.Caught.Stage, r.Caught.Finding)
+		if r.Difference != "" {
+			p("- **Reported as an engine difference by:** estate `%s`, stage `%s`, which reports `%s` and says it is the difference its estate.yaml documents.\n", r.Caught.Estate, r.Caught.Stage, r.Caught.Finding)
+		} else {
+			p("- **Caught by:** estate `%s`, stage `%s`, which reports `%s`.\n", r.Caught.Estate, r.Caught.Stage, r.Caught.Finding)
+		}
 		if r.Bisect != "" {
 			p("- **Bisected:** [the steps and their evidence](%s).\n", relTo(dir, r.Bisect))
 		}
